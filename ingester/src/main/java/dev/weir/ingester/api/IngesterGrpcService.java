@@ -1,0 +1,120 @@
+package dev.weir.ingester.api;
+
+import dev.weir.ingester.push.Ingester;
+import dev.weir.ingester.server.GrpcInterceptors;
+import dev.weir.ingester.server.GrpcStatuses;
+import dev.weir.proto.ingester.IngesterGrpc;
+import dev.weir.proto.ingester.LabelNamesRequest;
+import dev.weir.proto.ingester.LabelNamesResponse;
+import dev.weir.proto.ingester.LabelValuesRequest;
+import dev.weir.proto.ingester.LabelValuesResponse;
+import dev.weir.proto.ingester.QueryRequest;
+import dev.weir.proto.ingester.QueryStreamResponse;
+import dev.weir.proto.ingester.WriteResponse;
+import dev.weir.proto.prompb.Label;
+import dev.weir.proto.prompb.Sample;
+import dev.weir.proto.prompb.TimeSeries;
+import dev.weir.proto.prompb.WriteRequest;
+import dev.weir.storage.tsdb.head.SeriesChunks;
+import dev.weir.storage.tsdb.labels.Labels;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import java.util.List;
+
+/**
+ * The gRPC {@code weir.Ingester} service over an {@link Ingester}. The tenant comes from the
+ * call context (see {@link GrpcInterceptors#tenant}). Errors map through {@link GrpcStatuses}.
+ *
+ * <p>Thread-safe.
+ */
+public final class IngesterGrpcService extends IngesterGrpc.IngesterImplBase {
+  /** Series per QueryStream message, as in Mimir: large enough to amortize, small to stream. */
+  static final int SERIES_PER_MESSAGE = 128;
+
+  private final Ingester ingester;
+
+  public IngesterGrpcService(Ingester ingester) {
+    this.ingester = ingester;
+  }
+
+  @Override
+  public void push(WriteRequest request, StreamObserver<WriteResponse> out) {
+    try {
+      ingester.push(GrpcInterceptors.TENANT.get(), request);
+      out.onNext(WriteResponse.getDefaultInstance());
+      out.onCompleted();
+    } catch (RuntimeException e) {
+      out.onError(GrpcStatuses.toStatus(e));
+    }
+  }
+
+  @Override
+  public void queryStream(QueryRequest request, StreamObserver<QueryStreamResponse> out) {
+    try {
+      long mint = request.getStartTimestampMs();
+      long maxt = request.getEndTimestampMs();
+      List<SeriesChunks> series = ingester.select(GrpcInterceptors.TENANT.get(), mint, maxt,
+          Matchers.fromProto(request.getMatchersList()));
+      ServerCallStreamObserver<QueryStreamResponse> call = (ServerCallStreamObserver<QueryStreamResponse>) out;
+      QueryStreamResponse.Builder batch = QueryStreamResponse.newBuilder();
+      for (SeriesChunks s : series) {
+        if (call.isCancelled()) {
+          return;
+        }
+        SeriesChunks.Samples samples = s.samples(mint, maxt);
+        if (samples.size() == 0) {
+          continue;
+        }
+        batch.addTimeseries(toProto(s.labels(), samples));
+        if (batch.getTimeseriesCount() >= SERIES_PER_MESSAGE) {
+          out.onNext(batch.build());
+          batch.clear();
+        }
+      }
+      if (batch.getTimeseriesCount() > 0) {
+        out.onNext(batch.build());
+      }
+      out.onCompleted();
+    } catch (RuntimeException e) {
+      out.onError(GrpcStatuses.toStatus(e));
+    }
+  }
+
+  @Override
+  public void labelNames(LabelNamesRequest request, StreamObserver<LabelNamesResponse> out) {
+    try {
+      List<String> names = ingester.labelNames(GrpcInterceptors.TENANT.get(), request.getStartTimestampMs(),
+          request.getEndTimestampMs(), Matchers.fromProto(request.getMatchersList()));
+      out.onNext(LabelNamesResponse.newBuilder().addAllLabelNames(names).build());
+      out.onCompleted();
+    } catch (RuntimeException e) {
+      out.onError(GrpcStatuses.toStatus(e));
+    }
+  }
+
+  @Override
+  public void labelValues(LabelValuesRequest request, StreamObserver<LabelValuesResponse> out) {
+    try {
+      List<String> values = ingester.labelValues(GrpcInterceptors.TENANT.get(), request.getLabelName(),
+          request.getStartTimestampMs(), request.getEndTimestampMs(),
+          Matchers.fromProto(request.getMatchersList()));
+      out.onNext(LabelValuesResponse.newBuilder().addAllLabelValues(values).build());
+      out.onCompleted();
+    } catch (RuntimeException e) {
+      out.onError(GrpcStatuses.toStatus(e));
+    }
+  }
+
+  static TimeSeries toProto(Labels labels, SeriesChunks.Samples samples) {
+    TimeSeries.Builder ts = TimeSeries.newBuilder();
+    for (int i = 0; i < labels.size(); i++) {
+      ts.addLabels(Label.newBuilder().setName(labels.name(i)).setValue(labels.value(i)));
+    }
+    long[] t = samples.timestamps();
+    double[] v = samples.values();
+    for (int i = 0; i < t.length; i++) {
+      ts.addSamples(Sample.newBuilder().setTimestamp(t[i]).setValue(v[i]));
+    }
+    return ts.build();
+  }
+}

@@ -1,0 +1,99 @@
+package dev.weir.ingester.config;
+
+import dev.weir.ingester.logging.LogConfig;
+import dev.weir.ingester.push.IngesterConfig;
+import dev.weir.ingester.push.Limits;
+import dev.weir.ingester.server.ServerConfig;
+import dev.weir.ingester.server.Tenants;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * The whole configuration of a Weir process, built from one {@link FlagSet}: defaults, then the
+ * {@code --config.file} YAML, then the command line.
+ *
+ * @param target which components run: all (single process), ingester
+ */
+public record WeirConfig(
+    String target,
+    LogConfig log,
+    ServerConfig server,
+    Tenants tenants,
+    IngesterConfig ingester,
+    Limits limits,
+    StorageConfig storage) {
+
+  /** Targets this build can run. */
+  public static final List<String> TARGETS = List.of("all", "ingester");
+
+  /** All flag definitions, registered on one flag set. */
+  public static final class Flags {
+    private final FlagSet fs;
+    private final Flag<String> target;
+    private final Flag<String> configFile;
+    private final LogConfig.Flags log;
+    private final ServerConfig.Flags server;
+    private final Tenants.Flags tenants;
+    private final IngesterConfig.Flags ingester;
+    private final Limits.Flags limits;
+    private final StorageConfig.Flags storage;
+
+    public Flags(FlagSet fs) {
+      this.fs = fs;
+      target = fs.oneOf("target", "all", TARGETS,
+          "Components to run: all (everything in one process) or ingester.");
+      configFile = fs.string("config.file", "",
+          "YAML file with configuration keys; command-line flags override it.");
+      log = new LogConfig.Flags(fs);
+      server = new ServerConfig.Flags(fs);
+      tenants = new Tenants.Flags(fs);
+      ingester = new IngesterConfig.Flags(fs);
+      limits = new Limits.Flags(fs);
+      storage = new StorageConfig.Flags(fs);
+    }
+
+    public FlagSet flagSet() {
+      return fs;
+    }
+
+    /**
+     * Loads the YAML file named by {@code config.file} (found on the command line), then the
+     * command line, and builds the validated configuration.
+     */
+    public WeirConfig load(String[] args) throws ConfigException {
+      String file = findConfigFile(args);
+      if (file != null && !file.isEmpty()) {
+        fs.applyYaml(Path.of(file));
+      }
+      fs.parseArgs(args);
+      if (!fs.positional().isEmpty()) {
+        throw new ConfigException("unexpected argument: " + fs.positional().get(0) + " (flags start with -)");
+      }
+      return build();
+    }
+
+    public WeirConfig build() throws ConfigException {
+      ServerConfig s = server.build();
+      s.validate();
+      return new WeirConfig(target.get(), log.build(), s, tenants.build(), ingester.build(),
+          limits.build(), storage.build());
+    }
+
+    private static String findConfigFile(String[] args) {
+      String found = null;
+      for (int i = 0; i < args.length; i++) {
+        String a = args[i].replaceFirst("^--?", "");
+        if (a.startsWith("config.file=")) {
+          found = a.substring("config.file=".length());
+        } else if (a.equals("config.file") && i + 1 < args.length) {
+          found = args[i + 1];
+        }
+      }
+      return found;
+    }
+
+    public Flag<String> configFile() {
+      return configFile;
+    }
+  }
+}

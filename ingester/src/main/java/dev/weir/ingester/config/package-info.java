@@ -1,0 +1,4 @@
+@NullMarked
+package dev.weir.ingester.config;
+
+import org.jspecify.annotations.NullMarked;

@@ -1,0 +1,4 @@
+@NullMarked
+package dev.weir.ingester.lifecycle;
+
+import org.jspecify.annotations.NullMarked;

@@ -1,0 +1,4 @@
+@NullMarked
+package dev.weir.ingester.logging;
+
+import org.jspecify.annotations.NullMarked;

@@ -1,0 +1,164 @@
+package dev.weir.ingester.push;
+
+import dev.weir.ingester.lifecycle.Service;
+import dev.weir.ingester.logging.RateLimitedLog;
+import dev.weir.proto.prompb.Sample;
+import dev.weir.proto.prompb.TimeSeries;
+import dev.weir.proto.prompb.WriteRequest;
+import dev.weir.storage.errors.ClientErrorException;
+import dev.weir.storage.tsdb.Tsdb;
+import dev.weir.storage.tsdb.head.Appender;
+import dev.weir.storage.tsdb.head.CommitResult;
+import dev.weir.storage.tsdb.head.MemSeries;
+import dev.weir.storage.tsdb.head.Rejection;
+import dev.weir.storage.tsdb.head.SeriesChunks;
+import dev.weir.storage.tsdb.head.TenantHead;
+import dev.weir.storage.tsdb.labels.Labels;
+import dev.weir.storage.tsdb.labels.Matcher;
+import java.nio.file.Files;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The ingester: validates pushed series and appends them to the tenant's head, and answers
+ * queries from it. A push stores every valid sample even when others are refused; the refused
+ * ones are counted by reason and the first is reported as a {@link ClientErrorException}.
+ *
+ * <p>Thread-safe: pushes for the same or different tenants may run concurrently.
+ */
+public final class Ingester implements Service {
+  private static final Logger log = LoggerFactory.getLogger(Ingester.class);
+
+  private final IngesterConfig config;
+  private final Tsdb tsdb;
+  private final Function<String, Limits> limits;
+  private final IngesterMetrics metrics;
+  private final LongSupplier wallClock;
+  private final RateLimitedLog clientErrorLog =
+      new RateLimitedLog(log, TimeUnit.SECONDS.toNanos(1), System::nanoTime);
+
+  public Ingester(IngesterConfig config, Tsdb tsdb, Function<String, Limits> limits,
+      IngesterMetrics metrics, LongSupplier wallClock) {
+    this.config = config;
+    this.tsdb = tsdb;
+    this.limits = limits;
+    this.metrics = metrics;
+    this.wallClock = wallClock;
+  }
+
+  @Override
+  public String name() {
+    return "ingester";
+  }
+
+  @Override
+  public void start() throws Exception {
+    Files.createDirectories(config.dataDir());
+    log.info("msg=\"ingester started\" id={} data_dir={}", config.id(), config.dataDir().toAbsolutePath());
+  }
+
+  @Override
+  public void stop() {
+    log.info("msg=\"ingester stopped\" id={}", config.id());
+  }
+
+  /**
+   * Appends a write request for a tenant.
+   *
+   * @throws ClientErrorException after storing the valid part, when some series or samples were
+   *     refused; the message is the first error plus how many more there were
+   */
+  public void push(String tenant, WriteRequest request) {
+    Limits l = limits.apply(tenant);
+    TenantHead head = tsdb.head(tenant);
+    metrics.tenantHead(head);
+    Appender app = head.appender();
+    Errors errors = new Errors(tenant);
+    long maxTime = wallClock.getAsLong() + l.creationGracePeriod().toMillis();
+    for (TimeSeries ts : request.getTimeseriesList()) {
+      Labels labels;
+      try {
+        labels = Validator.labels(ts, l);
+      } catch (ClientErrorException e) {
+        errors.add(e.reason(), ts.getSamplesCount() + ts.getHistogramsCount(), e.getMessage());
+        continue;
+      }
+      if (ts.getHistogramsCount() > 0) {
+        errors.add("native_histogram_unsupported", ts.getHistogramsCount(),
+            "native histogram samples are not supported yet, series: '" + Validator.seriesText(labels) + "'");
+      }
+      MemSeries series = null;
+      for (int i = 0; i < ts.getSamplesCount(); i++) {
+        Sample s = ts.getSamples(i);
+        if (s.getTimestamp() > maxTime) {
+          errors.add("sample_too_far_in_future", 1, "received a sample whose timestamp is too far in the"
+              + " future, timestamp: " + s.getTimestamp() + ", series: '" + Validator.seriesText(labels) + "'");
+          continue;
+        }
+        if (series == null) {
+          series = app.series(labels);
+        }
+        app.add(series, s.getTimestamp(), s.getValue());
+      }
+    }
+    CommitResult r = app.commit();
+    for (Rejection rej : r.rejections()) {
+      errors.add(rej.reason().id(), 1, rej.message());
+    }
+    metrics.ingested(tenant, r.appended());
+    metrics.duplicates(tenant, r.duplicates());
+    errors.throwIfAny();
+  }
+
+  /** Series matching all matchers with chunks overlapping {@code [mint, maxt]}, sorted. */
+  public List<SeriesChunks> select(String tenant, long mint, long maxt, List<Matcher> matchers) {
+    TenantHead head = tsdb.existingHead(tenant);
+    return head == null ? List.of() : head.select(mint, maxt, matchers);
+  }
+
+  public List<String> labelNames(String tenant, long mint, long maxt, List<Matcher> matchers) {
+    TenantHead head = tsdb.existingHead(tenant);
+    return head == null ? List.of() : head.labelNames(mint, maxt, matchers);
+  }
+
+  public List<String> labelValues(String tenant, String name, long mint, long maxt, List<Matcher> matchers) {
+    TenantHead head = tsdb.existingHead(tenant);
+    return head == null ? List.of() : head.labelValues(name, mint, maxt, matchers);
+  }
+
+  /** Collects the client errors of one request: counts all, keeps the first message. */
+  private final class Errors {
+    private final String tenant;
+    private @Nullable String first;
+    private @Nullable String firstReason;
+    private int count;
+
+    Errors(String tenant) {
+      this.tenant = tenant;
+    }
+
+    void add(String reason, int samples, String message) {
+      metrics.discarded(tenant, reason, samples);
+      if (first == null) {
+        first = message;
+        firstReason = reason;
+      }
+      count++;
+    }
+
+    void throwIfAny() {
+      if (first == null || firstReason == null) {
+        return;
+      }
+      String msg = count > 1 ? first + " (and " + (count - 1) + " more errors in this request)" : first;
+      clientErrorLog.warn("msg=\"push rejected in part\" user=" + tenant + " reason=" + firstReason
+          + " errors=" + count + " first=\"" + first.replace("\"", "'") + "\"");
+      throw new ClientErrorException(firstReason, msg);
+    }
+  }
+}

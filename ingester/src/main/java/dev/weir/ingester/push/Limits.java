@@ -1,0 +1,63 @@
+package dev.weir.ingester.push;
+
+import dev.weir.ingester.config.ConfigException;
+import dev.weir.ingester.config.Flag;
+import dev.weir.ingester.config.FlagSet;
+import java.time.Duration;
+
+/**
+ * Per-tenant validation limits, with Mimir's flag names and defaults.
+ *
+ * @param maxLabelNamesPerSeries most labels a series may have, {@code __name__} included
+ * @param maxLabelNameLength longest label name, in characters
+ * @param maxLabelValueLength longest label value, in characters
+ * @param creationGracePeriod how far in the future a sample timestamp may be
+ */
+public record Limits(
+    int maxLabelNamesPerSeries,
+    int maxLabelNameLength,
+    int maxLabelValueLength,
+    Duration creationGracePeriod) {
+
+  public static final Limits DEFAULT = new Limits(30, 1024, 2048, Duration.ofMinutes(10));
+
+  public void validate() throws ConfigException {
+    if (maxLabelNamesPerSeries < 1) {
+      throw new ConfigException("validation.max-label-names-per-series must be at least 1");
+    }
+    if (maxLabelNameLength < 1) {
+      throw new ConfigException("validation.max-length-label-name must be at least 1");
+    }
+    if (maxLabelValueLength < 1) {
+      throw new ConfigException("validation.max-length-label-value must be at least 1");
+    }
+    if (creationGracePeriod.isNegative()) {
+      throw new ConfigException("validation.create-grace-period must not be negative");
+    }
+  }
+
+  /** Flag definitions for {@link Limits}. */
+  public static final class Flags {
+    private final Flag<Integer> maxLabelNames;
+    private final Flag<Integer> maxNameLength;
+    private final Flag<Integer> maxValueLength;
+    private final Flag<Duration> grace;
+
+    public Flags(FlagSet fs) {
+      maxLabelNames = fs.integer("validation.max-label-names-per-series", DEFAULT.maxLabelNamesPerSeries,
+          "Maximum number of label names per series (client error max_label_names_per_series above).");
+      maxNameLength = fs.integer("validation.max-length-label-name", DEFAULT.maxLabelNameLength,
+          "Maximum length accepted for label names (client error label_name_too_long above).");
+      maxValueLength = fs.integer("validation.max-length-label-value", DEFAULT.maxLabelValueLength,
+          "Maximum length accepted for label values (client error label_value_too_long above).");
+      grace = fs.duration("validation.create-grace-period", DEFAULT.creationGracePeriod,
+          "How far into the future a sample timestamp may be (client error sample_too_far_in_future).");
+    }
+
+    public Limits build() throws ConfigException {
+      Limits l = new Limits(maxLabelNames.get(), maxNameLength.get(), maxValueLength.get(), grace.get());
+      l.validate();
+      return l;
+    }
+  }
+}

@@ -1,0 +1,4 @@
+@NullMarked
+package dev.weir.ingester.push;
+
+import org.jspecify.annotations.NullMarked;

@@ -1,0 +1,51 @@
+package dev.weir.ingester.server;
+
+import dev.weir.storage.errors.ClientErrorException;
+import dev.weir.storage.errors.ServerErrorException;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+
+/**
+ * Maps Weir's error classes to gRPC statuses whose standard HTTP mapping is the intended one:
+ * INVALID_ARGUMENT (400), UNAUTHENTICATED (401), RESOURCE_EXHAUSTED (429), UNAVAILABLE (503),
+ * INTERNAL (500).
+ */
+public final class GrpcStatuses {
+  private GrpcStatuses() {}
+
+  public static StatusRuntimeException toStatus(Throwable t) {
+    if (t instanceof StatusRuntimeException s) {
+      return s;
+    }
+    if (t instanceof ClientErrorException c) {
+      Status base = switch (c.httpStatus()) {
+        case 401 -> Status.UNAUTHENTICATED;
+        case 429 -> Status.RESOURCE_EXHAUSTED;
+        default -> Status.INVALID_ARGUMENT;
+      };
+      return base.withDescription(c.getMessage()).asRuntimeException();
+    }
+    if (t instanceof ServerErrorException) {
+      return Status.UNAVAILABLE.withDescription(t.getMessage()).withCause(t).asRuntimeException();
+    }
+    return Status.INTERNAL.withDescription("internal error: " + t).withCause(t).asRuntimeException();
+  }
+
+  /** The HTTP status the gRPC status maps to. */
+  public static int httpStatus(Status.Code code) {
+    return switch (code) {
+      case OK -> 200;
+      case INVALID_ARGUMENT, FAILED_PRECONDITION, OUT_OF_RANGE -> 400;
+      case UNAUTHENTICATED -> 401;
+      case PERMISSION_DENIED -> 403;
+      case NOT_FOUND -> 404;
+      case ALREADY_EXISTS, ABORTED -> 409;
+      case RESOURCE_EXHAUSTED -> 429;
+      case CANCELLED -> 499;
+      case UNIMPLEMENTED -> 501;
+      case UNAVAILABLE -> 503;
+      case DEADLINE_EXCEEDED -> 504;
+      default -> 500;
+    };
+  }
+}

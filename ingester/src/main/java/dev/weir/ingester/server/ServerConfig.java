@@ -1,0 +1,80 @@
+package dev.weir.ingester.server;
+
+import dev.weir.ingester.config.ConfigException;
+import dev.weir.ingester.config.Flag;
+import dev.weir.ingester.config.FlagSet;
+import java.time.Duration;
+
+/**
+ * Listen addresses and limits of the HTTP and gRPC servers.
+ *
+ * @param httpListenAddress address to bind, empty for all interfaces
+ * @param httpListenPort HTTP port; 0 picks a free port (tests)
+ * @param grpcListenAddress address to bind, empty for all interfaces
+ * @param grpcListenPort gRPC port; 0 picks a free port (tests)
+ * @param gracefulShutdownTimeout time in-flight requests get to finish on shutdown
+ * @param grpcMaxRecvMsgSizeBytes largest gRPC message accepted
+ * @param httpMaxRequestBodyBytes largest HTTP request body accepted (413 above)
+ */
+public record ServerConfig(
+    String httpListenAddress,
+    int httpListenPort,
+    String grpcListenAddress,
+    int grpcListenPort,
+    Duration gracefulShutdownTimeout,
+    int grpcMaxRecvMsgSizeBytes,
+    int httpMaxRequestBodyBytes) {
+
+  public void validate() throws ConfigException {
+    checkPort("server.http-listen-port", httpListenPort);
+    checkPort("server.grpc-listen-port", grpcListenPort);
+    if (httpListenPort != 0 && httpListenPort == grpcListenPort
+        && httpListenAddress.equals(grpcListenAddress)) {
+      throw new ConfigException("server.http-listen-port and server.grpc-listen-port must differ: "
+          + httpListenPort);
+    }
+    if (grpcMaxRecvMsgSizeBytes <= 0) {
+      throw new ConfigException("server.grpc-max-recv-msg-size-bytes must be positive");
+    }
+    if (httpMaxRequestBodyBytes <= 0) {
+      throw new ConfigException("server.http-max-request-body-bytes must be positive");
+    }
+  }
+
+  private static void checkPort(String key, int port) throws ConfigException {
+    if (port < 0 || port > 65535) {
+      throw new ConfigException(key + " must be in [0, 65535]: " + port);
+    }
+  }
+
+  /** Flag definitions for {@link ServerConfig}. */
+  public static final class Flags {
+    private final Flag<String> httpAddress;
+    private final Flag<Integer> httpPort;
+    private final Flag<String> grpcAddress;
+    private final Flag<Integer> grpcPort;
+    private final Flag<Duration> shutdown;
+    private final Flag<Integer> grpcMaxRecv;
+    private final Flag<Integer> httpMaxBody;
+
+    public Flags(FlagSet fs) {
+      httpAddress = fs.string("server.http-listen-address", "",
+          "HTTP server listen address; empty listens on all interfaces.");
+      httpPort = fs.integer("server.http-listen-port", 8080, "HTTP server listen port.");
+      grpcAddress = fs.string("server.grpc-listen-address", "",
+          "gRPC server listen address; empty listens on all interfaces.");
+      grpcPort = fs.integer("server.grpc-listen-port", 9095, "gRPC server listen port.");
+      shutdown = fs.duration("server.graceful-shutdown-timeout", Duration.ofSeconds(30),
+          "Timeout for graceful shutdown of the servers: in-flight requests may finish.");
+      grpcMaxRecv = fs.integer("server.grpc-max-recv-msg-size-bytes", 100 << 20,
+          "Limit on the size of a gRPC message this server can receive (bytes).");
+      httpMaxBody = fs.integer("server.http-max-request-body-bytes", 100 << 20,
+          "Limit on the size of an HTTP request body (bytes); larger requests get 413.");
+    }
+
+    public ServerConfig build() {
+      return new ServerConfig(httpAddress.get(), httpPort.get(), grpcAddress.get(), grpcPort.get(),
+          shutdown.get(), grpcMaxRecv.get(), httpMaxBody.get());
+    }
+  }
+}

@@ -1,0 +1,4 @@
+@NullMarked
+package dev.weir.ingester.server;
+
+import org.jspecify.annotations.NullMarked;

@@ -1,0 +1,150 @@
+package dev.weir.storage.tsdb.head;
+
+import dev.weir.storage.tsdb.chunk.XorAppender;
+import dev.weir.storage.tsdb.labels.Labels;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One series in a tenant head: its labels, its completed chunks and the chunk being appended to.
+ *
+ * <p>Thread-safety: sample data is guarded by this object's monitor. Appends additionally happen
+ * only under the head's append lock, which also guards the {@code pending*} fields used to check a
+ * batch before it is logged and applied.
+ */
+public final class MemSeries {
+  private static final byte[][] NO_CHUNKS = new byte[0][];
+  private static final long[] NO_TIMES = new long[0];
+
+  private final Labels labels;
+  private final int ref;
+
+  private byte[][] chunks = NO_CHUNKS;
+  private long[] chunkMinT = NO_TIMES;
+  private long[] chunkMaxT = NO_TIMES;
+  private int numChunks;
+  private @Nullable XorAppender head;
+  /** End (exclusive) of the chunk range the head chunk belongs to. */
+  private long headChunkEnd;
+
+  private long maxT = Long.MIN_VALUE;
+  private long lastValueBits;
+  private int numSamples;
+  private volatile long lastAppendWallMillis;
+
+  // Guarded by the head's append lock.
+  long pendingTxn;
+  long pendingT;
+  long pendingValueBits;
+
+  MemSeries(Labels labels, int ref) {
+    this.labels = labels;
+    this.ref = ref;
+  }
+
+  public Labels labels() {
+    return labels;
+  }
+
+  public int ref() {
+    return ref;
+  }
+
+  /** Wall-clock time of the last accepted sample, for the active-series count. */
+  public long lastAppendWallMillis() {
+    return lastAppendWallMillis;
+  }
+
+  synchronized long maxTime() {
+    return maxT;
+  }
+
+  synchronized long lastValueBits() {
+    return lastValueBits;
+  }
+
+  synchronized boolean hasSamples() {
+    return numSamples > 0;
+  }
+
+  synchronized int numSamples() {
+    return numSamples;
+  }
+
+  synchronized long minTime() {
+    if (numChunks > 0) {
+      return chunkMinT[0];
+    }
+    return head == null ? Long.MAX_VALUE : head.minTime();
+  }
+
+  /**
+   * Appends a sample already checked to be newer than {@link #maxTime()}. A new chunk is cut after
+   * {@code samplesPerChunk} samples or when the sample falls into the next {@code chunkRange}
+   * window, so no chunk crosses a block boundary.
+   */
+  synchronized void append(long t, double v, int samplesPerChunk, long chunkRange, long wallMillis) {
+    XorAppender h = head;
+    if (h == null || h.numSamples() >= samplesPerChunk || t >= headChunkEnd) {
+      if (h != null) {
+        closeHeadChunk(h);
+      }
+      h = new XorAppender();
+      head = h;
+      headChunkEnd = Math.floorDiv(t, chunkRange) * chunkRange + chunkRange;
+    }
+    h.append(t, v);
+    maxT = t;
+    lastValueBits = Double.doubleToRawLongBits(v);
+    numSamples++;
+    lastAppendWallMillis = wallMillis;
+  }
+
+  private void closeHeadChunk(XorAppender h) {
+    if (numChunks == chunks.length) {
+      int n = Math.max(4, numChunks * 2);
+      chunks = Arrays.copyOf(chunks, n);
+      chunkMinT = Arrays.copyOf(chunkMinT, n);
+      chunkMaxT = Arrays.copyOf(chunkMaxT, n);
+    }
+    chunks[numChunks] = h.bytes();
+    chunkMinT[numChunks] = h.minTime();
+    chunkMaxT[numChunks] = h.maxTime();
+    numChunks++;
+  }
+
+  /**
+   * The chunks overlapping {@code [mint, maxt]}, oldest first. Completed chunks are shared
+   * (immutable); the head chunk is copied.
+   */
+  synchronized List<ChunkData> chunks(long mint, long maxt) {
+    List<ChunkData> out = new ArrayList<>(numChunks + 1);
+    for (int i = 0; i < numChunks; i++) {
+      if (chunkMaxT[i] >= mint && chunkMinT[i] <= maxt) {
+        out.add(new ChunkData(chunkMinT[i], chunkMaxT[i], chunks[i]));
+      }
+    }
+    XorAppender h = head;
+    if (h != null && h.numSamples() > 0 && h.maxTime() >= mint && h.minTime() <= maxt) {
+      out.add(new ChunkData(h.minTime(), h.maxTime(), h.bytes()));
+    }
+    return out;
+  }
+
+  /** Bytes held by sample data (chunks plus head-chunk buffer). */
+  synchronized long chunkBytes() {
+    long n = 0;
+    for (int i = 0; i < numChunks; i++) {
+      n += chunks[i].length;
+    }
+    XorAppender h = head;
+    return h == null ? n : n + h.capacityBytes();
+  }
+
+  @Override
+  public String toString() {
+    return labels.toString();
+  }
+}

@@ -1,0 +1,31 @@
+package dev.weir.storage.tsdb.head;
+
+/**
+ * Why the head refused a sample. All are client errors: the sample is skipped and the rest of
+ * the request is appended. The {@link #id()} is the {@code reason} label of the discarded-samples
+ * metric (Mimir's names).
+ */
+public enum RejectReason {
+  /** Older than the newest sample of its series. */
+  OUT_OF_ORDER("sample_out_of_order", "the sample is older than the newest sample of its series"),
+  /** Same timestamp as the newest sample of its series, different value. */
+  DUPLICATE_TIMESTAMP(
+      "sample_duplicate_timestamp",
+      "the series already has a sample at this timestamp with a different value");
+
+  private final String id;
+  private final String description;
+
+  RejectReason(String id, String description) {
+    this.id = id;
+    this.description = description;
+  }
+
+  public String id() {
+    return id;
+  }
+
+  public String description() {
+    return description;
+  }
+}

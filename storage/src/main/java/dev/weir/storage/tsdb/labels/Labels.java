@@ -1,0 +1,216 @@
+package dev.weir.storage.tsdb.labels;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.function.BiConsumer;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * An immutable label set sorted by name, the identity of a series. Names are unique.
+ *
+ * <p>Stored as one interleaved array {@code [name0, value0, name1, value1, ...]} so a series costs
+ * one object and one array; strings are expected to be interned by the caller when many series
+ * share them (see {@link Interner}). Equality and ordering follow Prometheus: label by label,
+ * name first, then value, a prefix sorts first.
+ *
+ * <p>Thread-safe (immutable).
+ */
+public final class Labels implements Comparable<Labels> {
+  public static final String METRIC_NAME = "__name__";
+  public static final Labels EMPTY = new Labels(new String[0]);
+
+  private final String[] pairs;
+  private final int hash;
+
+  private Labels(String[] pairs) {
+    this.pairs = pairs;
+    this.hash = Arrays.hashCode(pairs);
+  }
+
+  /**
+   * Builds labels from an interleaved array that is already sorted by name with unique names. The
+   * array is taken over, not copied.
+   */
+  public static Labels ofSortedPairs(String[] pairs) {
+    if ((pairs.length & 1) != 0) {
+      throw new IllegalArgumentException("odd number of strings: " + pairs.length);
+    }
+    return new Labels(pairs);
+  }
+
+  /**
+   * Builds labels from name/value pairs in any order; sorts them.
+   *
+   * @throws IllegalArgumentException on a duplicate name
+   */
+  public static Labels of(String... pairs) {
+    if ((pairs.length & 1) != 0) {
+      throw new IllegalArgumentException("odd number of strings: " + pairs.length);
+    }
+    String[] copy = pairs.clone();
+    sortPairs(copy);
+    for (int i = 2; i < copy.length; i += 2) {
+      if (copy[i].equals(copy[i - 2])) {
+        throw new IllegalArgumentException("duplicate label name " + copy[i]);
+      }
+    }
+    return new Labels(copy);
+  }
+
+  /** Builds labels from a map; empty values are kept. */
+  public static Labels fromMap(Map<String, String> map) {
+    String[] pairs = new String[map.size() * 2];
+    int i = 0;
+    for (Map.Entry<String, String> e : map.entrySet()) {
+      pairs[i++] = e.getKey();
+      pairs[i++] = e.getValue();
+    }
+    sortPairs(pairs);
+    return new Labels(pairs);
+  }
+
+  /**
+   * Sorts an interleaved name/value array by name in place (insertion sort: label sets are small
+   * and usually already sorted, in which case this is one pass).
+   *
+   * @return true when the array was already sorted
+   */
+  public static boolean sortPairs(String[] pairs) {
+    boolean sorted = true;
+    for (int i = 2; i < pairs.length; i += 2) {
+      String name = pairs[i];
+      String value = pairs[i + 1];
+      int j = i - 2;
+      while (j >= 0 && pairs[j].compareTo(name) > 0) {
+        pairs[j + 2] = pairs[j];
+        pairs[j + 3] = pairs[j + 1];
+        j -= 2;
+        sorted = false;
+      }
+      pairs[j + 2] = name;
+      pairs[j + 3] = value;
+    }
+    return sorted;
+  }
+
+  public int size() {
+    return pairs.length / 2;
+  }
+
+  public String name(int i) {
+    return pairs[2 * i];
+  }
+
+  public String value(int i) {
+    return pairs[2 * i + 1];
+  }
+
+  /** Returns the value of a label, or null when the series has no such label. */
+  public @Nullable String get(String name) {
+    for (int i = 0; i < pairs.length; i += 2) {
+      int c = pairs[i].compareTo(name);
+      if (c == 0) {
+        return pairs[i + 1];
+      }
+      if (c > 0) {
+        return null;
+      }
+    }
+    return null;
+  }
+
+  /** Returns the value of a label, or "" when the series has no such label (Prometheus rule). */
+  public String getOrEmpty(String name) {
+    String v = get(name);
+    return v == null ? "" : v;
+  }
+
+  public void forEach(BiConsumer<String, String> consumer) {
+    for (int i = 0; i < pairs.length; i += 2) {
+      consumer.accept(pairs[i], pairs[i + 1]);
+    }
+  }
+
+  public List<String> names() {
+    List<String> names = new ArrayList<>(size());
+    for (int i = 0; i < pairs.length; i += 2) {
+      names.add(pairs[i]);
+    }
+    return names;
+  }
+
+  /** The interleaved array; callers must not modify it. */
+  public String[] pairsUnsafe() {
+    return pairs;
+  }
+
+  /** Approximate bytes retained by the label strings (not counting sharing through interning). */
+  public long stringBytes() {
+    long n = 0;
+    for (String s : pairs) {
+      n += s.length();
+    }
+    return n;
+  }
+
+  @Override
+  public boolean equals(@Nullable Object o) {
+    return this == o || (o instanceof Labels other && hash == other.hash && Arrays.equals(pairs, other.pairs));
+  }
+
+  @Override
+  public int hashCode() {
+    return hash;
+  }
+
+  @Override
+  public int compareTo(Labels o) {
+    int n = Math.min(pairs.length, o.pairs.length);
+    for (int i = 0; i < n; i++) {
+      int c = pairs[i].compareTo(o.pairs[i]);
+      if (c != 0) {
+        return c;
+      }
+    }
+    return Integer.compare(pairs.length, o.pairs.length);
+  }
+
+  /** Prometheus text form: {@code name{a="b", c="d"}}, or {@code {a="b"}} without a name. */
+  @Override
+  public String toString() {
+    StringBuilder sb = new StringBuilder();
+    String metric = get(METRIC_NAME);
+    if (metric != null) {
+      sb.append(metric);
+    }
+    sb.append('{');
+    boolean first = true;
+    for (int i = 0; i < pairs.length; i += 2) {
+      if (pairs[i].equals(METRIC_NAME)) {
+        continue;
+      }
+      if (!first) {
+        sb.append(", ");
+      }
+      first = false;
+      sb.append(pairs[i]).append("=\"");
+      appendEscaped(sb, pairs[i + 1]);
+      sb.append('"');
+    }
+    return sb.append('}').toString();
+  }
+
+  private static void appendEscaped(StringBuilder sb, String s) {
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      switch (c) {
+        case '\\' -> sb.append("\\\\");
+        case '"' -> sb.append("\\\"");
+        case '\n' -> sb.append("\\n");
+        default -> sb.append(c);
+      }
+    }
+  }
+}

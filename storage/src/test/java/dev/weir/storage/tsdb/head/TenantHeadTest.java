@@ -1,0 +1,204 @@
+package dev.weir.storage.tsdb.head;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weir.storage.tsdb.labels.Interner;
+import dev.weir.storage.tsdb.labels.Labels;
+import dev.weir.storage.tsdb.labels.Matcher;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+
+class TenantHeadTest {
+  private final AtomicLong wall = new AtomicLong(1_000);
+  private final TenantHead head =
+      new TenantHead("t", new HeadConfig(7_200_000L, 120), new Interner(), wall::get);
+
+  private CommitResult append(Labels l, long t, double v) {
+    Appender app = head.appender();
+    app.add(app.series(l), t, v);
+    return app.commit();
+  }
+
+  private SeriesChunks.Samples samples(Labels l) {
+    List<SeriesChunks> found =
+        head.select(Long.MIN_VALUE, Long.MAX_VALUE, matchersFor(l));
+    assertThat(found).hasSize(1);
+    return found.get(0).samples(Long.MIN_VALUE, Long.MAX_VALUE);
+  }
+
+  private static List<Matcher> matchersFor(Labels l) {
+    List<Matcher> ms = new ArrayList<>();
+    l.forEach((n, v) -> ms.add(Matcher.eq(n, v)));
+    return ms;
+  }
+
+  @Test
+  void appendsAndReadsBack() {
+    Labels l = Labels.of("__name__", "up", "job", "a");
+    for (int i = 0; i < 500; i++) {
+      assertThat(append(l, i * 1000L, i).appended()).isEqualTo(1);
+    }
+    SeriesChunks.Samples s = samples(l);
+    assertThat(s.size()).isEqualTo(500);
+    assertThat(s.timestamps()[499]).isEqualTo(499_000L);
+    assertThat(s.values()[123]).isEqualTo(123.0);
+  }
+
+  @Test
+  void rejectsOutOfOrderAndDuplicateTimestampButAcceptsIdenticalSampleOnce() {
+    Labels l = Labels.of("__name__", "m");
+    append(l, 100, 1);
+    CommitResult older = append(l, 99, 1);
+    assertThat(older.rejections()).singleElement()
+        .extracting(Rejection::reason).isEqualTo(RejectReason.OUT_OF_ORDER);
+    CommitResult differentValue = append(l, 100, 2);
+    assertThat(differentValue.rejections()).singleElement()
+        .extracting(Rejection::reason).isEqualTo(RejectReason.DUPLICATE_TIMESTAMP);
+    assertThat(differentValue.rejections().get(0).message()).contains("m{}").contains("timestamp=100");
+    CommitResult identical = append(l, 100, 1);
+    assertThat(identical.rejections()).isEmpty();
+    assertThat(identical.duplicates()).isEqualTo(1);
+    assertThat(identical.appended()).isZero();
+    assertThat(samples(l).size()).isEqualTo(1);
+  }
+
+  @Test
+  void identicalNanIsADuplicateByBits() {
+    Labels l = Labels.of("__name__", "m");
+    double stale = Double.longBitsToDouble(0x7ff0000000000002L);
+    append(l, 100, stale);
+    assertThat(append(l, 100, stale).duplicates()).isEqualTo(1);
+    assertThat(append(l, 100, Double.NaN).rejections()).hasSize(1);
+  }
+
+  @Test
+  void checksSamplesOfOneBatchAgainstEachOther() {
+    Labels l = Labels.of("__name__", "m");
+    Appender app = head.appender();
+    MemSeries s = app.series(l);
+    app.add(s, 10, 1);
+    app.add(s, 20, 2);
+    app.add(s, 15, 3); // older than the batch's own previous sample
+    app.add(s, 20, 2); // identical to the batch's previous sample
+    CommitResult r = app.commit();
+    assertThat(r.appended()).isEqualTo(2);
+    assertThat(r.duplicates()).isEqualTo(1);
+    assertThat(r.rejections()).extracting(Rejection::timestamp).containsExactly(15L);
+    assertThat(samples(l).timestamps()).containsExactly(10, 20);
+  }
+
+  @Test
+  void cutsChunksAtSampleCountAndRangeBoundary() {
+    Labels l = Labels.of("__name__", "m");
+    for (int i = 0; i < 250; i++) {
+      append(l, i, i);
+    }
+    List<ChunkData> chunks = head.select(0, 1000, matchersFor(l)).get(0).chunks();
+    assertThat(chunks).extracting(ChunkData::minTime).containsExactly(0L, 120L, 240L);
+    append(l, 7_200_000L, 1); // next 2h window starts a new chunk
+    chunks = head.select(0, Long.MAX_VALUE, matchersFor(l)).get(0).chunks();
+    assertThat(chunks).extracting(ChunkData::minTime).containsExactly(0L, 120L, 240L, 7_200_000L);
+  }
+
+  @Test
+  void selectFollowsPrometheusMatcherSemantics() {
+    Labels a = Labels.of("__name__", "up", "job", "api", "env", "prod");
+    Labels b = Labels.of("__name__", "up", "job", "web");
+    Labels c = Labels.of("__name__", "down", "job", "api", "env", "dev");
+    for (Labels l : List.of(a, b, c)) {
+      append(l, 1, 1);
+    }
+    assertThat(select(Matcher.eq("__name__", "up"))).containsExactly(a, b);
+    assertThat(select(Matcher.eq("env", ""))).containsExactly(b);
+    assertThat(select(Matcher.neq("env", "prod"))).containsExactly(c, b);
+    assertThat(select(Matcher.re("env", "pr.*|"))).containsExactly(a, b);
+    assertThat(select(Matcher.nre("job", "a.*"))).containsExactly(b);
+    assertThat(select(Matcher.re("job", ".+"), Matcher.neq("__name__", "down"))).containsExactly(a, b);
+    assertThat(select(Matcher.eq("nope", "x"))).isEmpty();
+    assertThat(select()).containsExactly(c, a, b);
+  }
+
+  @Test
+  void selectFiltersByTimeRange() {
+    Labels a = Labels.of("__name__", "a");
+    Labels b = Labels.of("__name__", "b");
+    append(a, 100, 1);
+    append(b, 500, 1);
+    assertThat(head.select(0, 200, List.of()).stream().map(SeriesChunks::labels)).containsExactly(a);
+    List<SeriesChunks> r = head.select(50, 150, List.of(Matcher.re("__name__", ".*")));
+    assertThat(r).hasSize(1);
+    assertThat(r.get(0).samples(50, 150).timestamps()).containsExactly(100);
+    assertThat(r.get(0).samples(101, 150).size()).isZero();
+  }
+
+  @Test
+  void labelNamesAndValues() {
+    append(Labels.of("__name__", "up", "job", "api"), 1, 1);
+    append(Labels.of("__name__", "up", "zone", "z1"), 1000, 1);
+    assertThat(head.labelNames(Long.MIN_VALUE, Long.MAX_VALUE, List.of()))
+        .containsExactly("__name__", "job", "zone");
+    assertThat(head.labelNames(500, 2000, List.of())).containsExactly("__name__", "zone");
+    assertThat(head.labelValues("job", Long.MIN_VALUE, Long.MAX_VALUE, List.of())).containsExactly("api");
+    assertThat(head.labelValues("__name__", 0, 10, List.of(Matcher.eq("job", "api"))))
+        .containsExactly("up");
+  }
+
+  @Test
+  void countsActiveSeriesByWallClock() {
+    append(Labels.of("__name__", "a"), 1, 1);
+    wall.set(5_000);
+    append(Labels.of("__name__", "b"), 1, 1);
+    assertThat(head.numSeries()).isEqualTo(2);
+    assertThat(head.activeSeries(2_000)).isEqualTo(1);
+    assertThat(head.activeSeries(0)).isEqualTo(2);
+  }
+
+  @Test
+  void concurrentAppendersToSharedSeriesLoseNothing() throws Exception {
+    int threads = 4;
+    int perThread = 20_000;
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    try {
+      List<Future<?>> fs = new ArrayList<>();
+      for (int th = 0; th < threads; th++) {
+        int id = th;
+        fs.add(pool.submit(() -> {
+          Random r = new Random(id);
+          Appender app = head.appender();
+          for (int i = 0; i < perThread; i++) {
+            // Each thread owns a timestamp lane per series so every sample is distinct and
+            // in order per thread, while threads share series and create them concurrently.
+            Labels l = Labels.of("__name__", "s" + r.nextInt(50), "thread", String.valueOf(id));
+            app.add(app.series(l), i, i);
+            if (i % 100 == 99) {
+              app.commit();
+            }
+          }
+          app.commit();
+        }));
+      }
+      for (Future<?> f : fs) {
+        f.get();
+      }
+    } finally {
+      pool.shutdown();
+    }
+    long total = 0;
+    for (SeriesChunks s : head.select(Long.MIN_VALUE, Long.MAX_VALUE, List.of())) {
+      total += s.samples(Long.MIN_VALUE, Long.MAX_VALUE).size();
+    }
+    assertThat(total).isEqualTo((long) threads * perThread);
+    assertThat(head.numSeries()).isEqualTo(threads * 50);
+  }
+
+  private List<Labels> select(Matcher... ms) {
+    return head.select(Long.MIN_VALUE, Long.MAX_VALUE, List.of(ms)).stream()
+        .map(SeriesChunks::labels).toList();
+  }
+}
