@@ -1,6 +1,7 @@
 package dev.weir.ingester;
 
 import dev.weir.ingester.api.IngesterGrpcService;
+import dev.weir.ingester.api.JsonImport;
 import dev.weir.ingester.api.PrometheusHttpApi;
 import dev.weir.ingester.config.FlagSet;
 import dev.weir.ingester.config.WeirConfig;
@@ -82,6 +83,7 @@ public final class Weir {
 
     HttpRouter router = new HttpRouter();
     new PrometheusHttpApi(ingester, config.tenants()).register(router);
+    new JsonImport(ingester, config.tenants()).register(router);
     HttpServer http = new HttpServer(config.server(), router, requestMetrics);
 
     List<Service> list = new ArrayList<>();

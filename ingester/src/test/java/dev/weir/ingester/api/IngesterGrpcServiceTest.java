@@ -1,0 +1,250 @@
+package dev.weir.ingester.api;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.weir.ingester.push.Ingester;
+import dev.weir.ingester.push.IngesterConfig;
+import dev.weir.ingester.push.IngesterMetrics;
+import dev.weir.ingester.push.Limits;
+import dev.weir.ingester.server.GrpcInterceptors;
+import dev.weir.ingester.server.RequestMetrics;
+import dev.weir.ingester.server.Tenants;
+import dev.weir.proto.ingester.IngesterGrpc;
+import dev.weir.proto.ingester.LabelNamesRequest;
+import dev.weir.proto.ingester.LabelValuesRequest;
+import dev.weir.proto.ingester.QueryRequest;
+import dev.weir.proto.ingester.QueryStreamResponse;
+import dev.weir.proto.prompb.Histogram;
+import dev.weir.proto.prompb.Label;
+import dev.weir.proto.prompb.LabelMatcher;
+import dev.weir.proto.prompb.Sample;
+import dev.weir.proto.prompb.TimeSeries;
+import dev.weir.proto.prompb.WriteRequest;
+import dev.weir.storage.tsdb.Tsdb;
+import dev.weir.storage.tsdb.head.HeadConfig;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.Server;
+import io.grpc.ServerInterceptors;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import io.grpc.stub.MetadataUtils;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class IngesterGrpcServiceTest {
+  static final long NOW = 1_700_000_000_000L;
+
+  @TempDir Path dir;
+  private final AtomicLong clock = new AtomicLong(NOW);
+  private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+  private Server server;
+  private ManagedChannel channel;
+
+  @BeforeEach
+  void setUp() throws Exception {
+    Tsdb tsdb = new Tsdb(HeadConfig.DEFAULT, clock::get);
+    Ingester ingester = new Ingester(new IngesterConfig("ingester-0", dir, Duration.ofMinutes(20)), tsdb,
+        t -> new Limits(30, 1024, 2048, Duration.ofMinutes(10)),
+        new IngesterMetrics(registry, clock::get, 1_200_000), clock::get);
+    String name = InProcessServerBuilder.generateName();
+    server = InProcessServerBuilder.forName(name)
+        .addService(ServerInterceptors.intercept(new IngesterGrpcService(ingester),
+            GrpcInterceptors.tenant(new Tenants(true, "anonymous")),
+            GrpcInterceptors.metrics(new RequestMetrics(registry))))
+        .build().start();
+    channel = InProcessChannelBuilder.forName(name).build();
+  }
+
+  @AfterEach
+  void tearDown() {
+    channel.shutdownNow();
+    server.shutdownNow();
+  }
+
+  private IngesterGrpc.IngesterBlockingStub stub(String tenant) {
+    Metadata md = new Metadata();
+    if (tenant != null) {
+      md.put(GrpcInterceptors.ORG_ID, tenant);
+    }
+    return IngesterGrpc.newBlockingStub(channel)
+        .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(md));
+  }
+
+  static TimeSeries series(List<String> labels, long... tsAndValues) {
+    TimeSeries.Builder b = TimeSeries.newBuilder();
+    for (int i = 0; i < labels.size(); i += 2) {
+      b.addLabels(Label.newBuilder().setName(labels.get(i)).setValue(labels.get(i + 1)));
+    }
+    for (int i = 0; i < tsAndValues.length; i += 2) {
+      b.addSamples(Sample.newBuilder().setTimestamp(tsAndValues[i]).setValue(tsAndValues[i + 1]));
+    }
+    return b.build();
+  }
+
+  static WriteRequest write(TimeSeries... ts) {
+    return WriteRequest.newBuilder().addAllTimeseries(List.of(ts)).build();
+  }
+
+  private List<TimeSeries> query(String tenant, LabelMatcher... ms) {
+    Iterator<QueryStreamResponse> it = stub(tenant).queryStream(QueryRequest.newBuilder()
+        .setStartTimestampMs(0).setEndTimestampMs(Long.MAX_VALUE).addAllMatchers(List.of(ms)).build());
+    List<TimeSeries> out = new ArrayList<>();
+    it.forEachRemaining(r -> out.addAll(r.getTimeseriesList()));
+    return out;
+  }
+
+  static LabelMatcher eq(String name, String value) {
+    return LabelMatcher.newBuilder().setType(LabelMatcher.Type.EQ).setName(name).setValue(value).build();
+  }
+
+  private double scrapeValue(String metricAndLabels) {
+    for (String line : registry.scrape().split("\n")) {
+      if (line.startsWith(metricAndLabels + " ")) {
+        return Double.parseDouble(line.substring(metricAndLabels.length() + 1));
+      }
+    }
+    return 0;
+  }
+
+  @Test
+  void pushThenQueryStreamReturnsExactlyThePushedSamples() {
+    List<TimeSeries> written = new ArrayList<>();
+    for (int s = 0; s < 300; s++) {
+      written.add(series(List.of("__name__", "m", "i", String.format("%03d", s)),
+          NOW - 3000, s, NOW - 2000, s + 1, NOW - 1000, s + 2));
+    }
+    stub("a").push(WriteRequest.newBuilder().addAllTimeseries(written).build());
+    List<TimeSeries> read = query("a", eq("__name__", "m"));
+    assertThat(read).containsExactlyElementsOf(written); // sorted by labels, samples in order
+    assertThat(scrapeValue("weir_ingester_ingested_samples_total{user=\"a\"}")).isEqualTo(900);
+    assertThat(scrapeValue("weir_ingester_memory_series{user=\"a\"}")).isEqualTo(300);
+  }
+
+  @Test
+  void tenantsAreIsolated() {
+    stub("a").push(write(series(List.of("__name__", "only_a"), NOW, 1)));
+    stub("b").push(write(series(List.of("__name__", "only_b"), NOW, 2)));
+    assertThat(query("a", eq("__name__", "only_b"))).isEmpty();
+    assertThat(query("b", eq("__name__", "only_b"))).hasSize(1);
+    assertThat(stub("b").labelValues(LabelValuesRequest.newBuilder().setLabelName("__name__")
+        .setStartTimestampMs(0).setEndTimestampMs(Long.MAX_VALUE).build()).getLabelValuesList())
+        .containsExactly("only_b");
+    assertThat(stub("a").labelNames(LabelNamesRequest.newBuilder()
+        .setStartTimestampMs(0).setEndTimestampMs(Long.MAX_VALUE).build()).getLabelNamesList())
+        .containsExactly("__name__");
+  }
+
+  @Test
+  void missingTenantIsUnauthenticated() {
+    assertThatThrownBy(() -> stub(null).push(write(series(List.of("__name__", "x"), NOW, 1))))
+        .isInstanceOfSatisfying(StatusRuntimeException.class,
+            e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAUTHENTICATED))
+        .hasMessageContaining("no org id");
+    assertThatThrownBy(() -> stub("bad/tenant").push(write()))
+        .isInstanceOfSatisfying(StatusRuntimeException.class,
+            e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT))
+        .hasMessageContaining("invalid tenant ID");
+  }
+
+  private void assertPushRejected(WriteRequest req, String reason, String messagePart) {
+    double before = scrapeValue("weir_discarded_samples_total{reason=\"" + reason + "\",user=\"t\"}");
+    assertThatThrownBy(() -> stub("t").push(req))
+        .isInstanceOfSatisfying(StatusRuntimeException.class,
+            e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT))
+        .hasMessageContaining(messagePart);
+    assertThat(scrapeValue("weir_discarded_samples_total{reason=\"" + reason + "\",user=\"t\"}"))
+        .as("discarded samples with reason %s", reason).isGreaterThan(before);
+  }
+
+  @Test
+  void everyClientErrorHasItsStatusMessageAndReasonMetric() {
+    stub("t").push(write(series(List.of("__name__", "s"), NOW, 5)));
+    assertPushRejected(write(series(List.of("job", "x"), NOW, 1)), "missing_metric_name", "without a metric name");
+    assertPushRejected(write(series(List.of("__name__", "s", "b-ad", "1"), NOW, 1)), "label_invalid",
+        "invalid label name: 'b-ad'");
+    assertPushRejected(write(series(List.of("__name__", "s", "a", ""), NOW, 1)), "label_value_invalid",
+        "empty value");
+    assertPushRejected(write(series(List.of("__name__", "s", "a", "1", "a", "2"), NOW, 1)),
+        "duplicate_label_names", "duplicate label name");
+    List<String> many = new ArrayList<>(List.of("__name__", "s"));
+    for (int i = 0; i < 30; i++) {
+      many.add("l" + i);
+      many.add("v");
+    }
+    assertPushRejected(write(series(many, NOW, 1)), "max_label_names_per_series", "limit: 30");
+    assertPushRejected(write(series(List.of("__name__", "s", "x".repeat(1025), "1"), NOW, 1)),
+        "label_name_too_long", "limit: 1024");
+    assertPushRejected(write(series(List.of("__name__", "s", "a", "v".repeat(2049)), NOW, 1)),
+        "label_value_too_long", "limit: 2048");
+    assertPushRejected(write(series(List.of("__name__", "s"), NOW - 1, 1)), "sample_out_of_order",
+        "older than the newest sample of its series (timestamp=" + (NOW - 1));
+    assertPushRejected(write(series(List.of("__name__", "s"), NOW, 6)), "sample_duplicate_timestamp",
+        "for series s{}");
+    assertPushRejected(write(series(List.of("__name__", "s"), NOW + Duration.ofHours(1).toMillis(), 1)),
+        "sample_too_far_in_future", "too far in the future");
+    assertPushRejected(write(TimeSeries.newBuilder().addAllLabels(series(List.of("__name__", "h")).getLabelsList())
+        .addHistograms(Histogram.newBuilder().setTimestamp(NOW).setCountInt(1)).build()),
+        "native_histogram_unsupported", "native histogram");
+    // The identical sample is accepted silently and stored once.
+    stub("t").push(write(series(List.of("__name__", "s"), NOW, 5)));
+    assertThat(query("t", eq("__name__", "s")).get(0).getSamplesCount()).isEqualTo(1);
+    assertThat(scrapeValue("weir_request_duration_seconds_count{method=\"gRPC\",route=\"/weir.Ingester/Push\","
+        + "status_code=\"INVALID_ARGUMENT\"}")).isGreaterThanOrEqualTo(10);
+  }
+
+  @Test
+  void validPartOfAMixedRequestIsStored() {
+    WriteRequest mixed = write(
+        series(List.of("__name__", "good", "i", "1"), NOW, 1),
+        series(List.of("__name__", "bad", "a", ""), NOW, 1),
+        series(List.of("i", "2", "__name__", "good"), NOW, 2), // unsorted: sorted, stored
+        series(List.of("__name__", "good", "i", "3"), NOW, 3, NOW - 5, 4)); // second sample OOO
+    assertThatThrownBy(() -> stub("m").push(mixed))
+        .hasMessageContaining("empty value for label 'a'")
+        .hasMessageContaining("(and 1 more errors in this request)");
+    List<TimeSeries> good = query("m", eq("__name__", "good"));
+    assertThat(good).hasSize(3);
+    assertThat(good).allSatisfy(ts -> assertThat(ts.getSamplesCount()).isEqualTo(1));
+    assertThat(query("m", eq("__name__", "bad"))).isEmpty();
+  }
+
+  @Test
+  void invalidRegexMatcherIsInvalidArgument() {
+    LabelMatcher bad = LabelMatcher.newBuilder().setType(LabelMatcher.Type.RE).setName("a").setValue("(").build();
+    assertThatThrownBy(() -> query("a", bad))
+        .isInstanceOfSatisfying(StatusRuntimeException.class,
+            e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT))
+        .hasMessageContaining("invalid regular expression");
+  }
+
+  @Test
+  void queryStreamRespectsTheTimeRangeAndBatchesSeries() {
+    List<TimeSeries> written = new ArrayList<>();
+    for (int s = 0; s < 300; s++) {
+      written.add(series(List.of("__name__", "r", "i", String.valueOf(s)), 1000, 1, 2000, 2, 3000, 3));
+    }
+    stub("r").push(WriteRequest.newBuilder().addAllTimeseries(written).build());
+    Iterator<QueryStreamResponse> it = stub("r").queryStream(QueryRequest.newBuilder()
+        .setStartTimestampMs(1500).setEndTimestampMs(2000).addMatchers(eq("__name__", "r")).build());
+    List<QueryStreamResponse> messages = new ArrayList<>();
+    it.forEachRemaining(messages::add);
+    assertThat(messages).hasSize(3); // 128 + 128 + 44
+    assertThat(messages).flatExtracting(QueryStreamResponse::getTimeseriesList)
+        .allSatisfy(ts -> assertThat(ts.getSamplesList())
+            .containsExactly(Sample.newBuilder().setTimestamp(2000).setValue(2).build()));
+  }
+}

@@ -1,0 +1,167 @@
+package dev.weir.ingester.testing;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Runs the real {@code weir.jar} as a child process, for tests that kill, restart or signal it.
+ * Output goes to a log file in the given directory; {@link #log()} reads it for assertions and
+ * failure messages.
+ *
+ * <p>Not thread-safe. Closing kills the process if it still runs.
+ */
+public final class WeirProcess implements AutoCloseable {
+  private final List<String> args;
+  private final Path logFile;
+  private final int httpPort;
+  private final int grpcPort;
+  private Process process;
+
+  private WeirProcess(List<String> args, Path logFile, int httpPort, int grpcPort) {
+    this.args = args;
+    this.logFile = logFile;
+    this.httpPort = httpPort;
+    this.grpcPort = grpcPort;
+  }
+
+  /**
+   * Starts Weir with free ports, the data dir {@code dir/data} and {@code extraArgs}, and waits
+   * until {@code /ready} answers 200.
+   */
+  public static WeirProcess start(Path dir, String... extraArgs) throws Exception {
+    int http = Ports.free();
+    int grpc = Ports.free();
+    List<String> args = new ArrayList<>();
+    args.add("--server.http-listen-address=127.0.0.1");
+    args.add("--server.http-listen-port=" + http);
+    args.add("--server.grpc-listen-address=127.0.0.1");
+    args.add("--server.grpc-listen-port=" + grpc);
+    args.add("--ingester.data-dir=" + dir.resolve("data"));
+    args.add("--server.graceful-shutdown-timeout=5s");
+    args.addAll(List.of(extraArgs));
+    WeirProcess p = new WeirProcess(args, dir.resolve("weir.log"), http, grpc);
+    p.launch();
+    p.awaitReady(Duration.ofSeconds(60));
+    return p;
+  }
+
+  /** Runs the binary with arguments to completion (for --help, bad flags) and returns it. */
+  public static Process runToExit(Path dir, String... args) throws Exception {
+    List<String> cmd = javaCommand();
+    cmd.addAll(List.of(args));
+    Process p = new ProcessBuilder(cmd).directory(dir.toFile()).start();
+    if (!p.waitFor(60, TimeUnit.SECONDS)) {
+      p.destroyForcibly();
+      throw new IllegalStateException("weir " + String.join(" ", args) + " did not exit");
+    }
+    return p;
+  }
+
+  private static List<String> javaCommand() {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.add("-Xmx512m");
+    cmd.add("-XX:+UseSerialGC");
+    cmd.add("-jar");
+    cmd.add(RepoPaths.weirJar().toString());
+    return cmd;
+  }
+
+  private void launch() throws IOException {
+    List<String> cmd = javaCommand();
+    cmd.addAll(args);
+    process = new ProcessBuilder(cmd)
+        .redirectErrorStream(true)
+        .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()))
+        .start();
+  }
+
+  /** Waits for 200 from /ready, failing early if the process exits. */
+  public void awaitReady(Duration timeout) throws Exception {
+    HttpClient client = HttpClient.newHttpClient();
+    Instant deadline = Instant.now().plus(timeout);
+    while (Instant.now().isBefore(deadline)) {
+      if (!process.isAlive()) {
+        throw new IllegalStateException("weir exited with " + process.exitValue() + ":\n" + log());
+      }
+      try {
+        HttpResponse<String> r = client.send(HttpRequest.newBuilder(URI.create(httpUrl() + "/ready"))
+            .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.ofString());
+        if (r.statusCode() == 200) {
+          return;
+        }
+      } catch (IOException e) {
+        // not listening yet
+      }
+      Thread.sleep(100);
+    }
+    throw new IllegalStateException("weir not ready after " + timeout + ":\n" + log());
+  }
+
+  /** Sends SIGTERM and waits for the exit code. */
+  public int terminate(Duration timeout) throws InterruptedException {
+    process.destroy();
+    if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+      throw new IllegalStateException("weir did not stop within " + timeout + " after SIGTERM");
+    }
+    return process.exitValue();
+  }
+
+  /** SIGKILL: no shutdown hook, no flush. */
+  public void kill() throws InterruptedException {
+    process.destroyForcibly();
+    process.waitFor();
+  }
+
+  /** Starts the same command again (same ports and data dir) and waits until ready. */
+  public void restart() throws Exception {
+    launch();
+    awaitReady(Duration.ofSeconds(120));
+  }
+
+  public boolean isAlive() {
+    return process.isAlive();
+  }
+
+  public String httpUrl() {
+    return "http://127.0.0.1:" + httpPort;
+  }
+
+  public String grpcTarget() {
+    return "127.0.0.1:" + grpcPort;
+  }
+
+  public int grpcPort() {
+    return grpcPort;
+  }
+
+  public int httpPort() {
+    return httpPort;
+  }
+
+  public String log() {
+    try {
+      return Files.exists(logFile) ? Files.readString(logFile) : "<no log>";
+    } catch (IOException e) {
+      return "<unreadable log: " + e + ">";
+    }
+  }
+
+  @Override
+  public void close() throws InterruptedException {
+    if (process != null && process.isAlive()) {
+      process.destroyForcibly();
+      process.waitFor();
+    }
+  }
+}
