@@ -16,6 +16,7 @@ import dev.weir.ingester.server.HttpServer;
 import dev.weir.ingester.server.OpsEndpoints;
 import dev.weir.ingester.server.RequestMetrics;
 import dev.weir.storage.tsdb.Tsdb;
+import dev.weir.storage.tsdb.TsdbMetrics;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
@@ -72,7 +73,8 @@ public final class Weir {
     new FileDescriptorMetrics().bindTo(registry);
 
     RequestMetrics requestMetrics = new RequestMetrics(registry);
-    Tsdb tsdb = new Tsdb(config.storage().head(), System::currentTimeMillis);
+    Tsdb tsdb = new Tsdb(config.storage(), new TsdbMetrics(registry), System::currentTimeMillis,
+        tenant -> () -> config.limits().maxGlobalSeriesPerUser());
     IngesterMetrics ingesterMetrics = new IngesterMetrics(registry, System::currentTimeMillis,
         config.ingester().activeSeriesIdleTimeout().toMillis());
     Ingester ingester = new Ingester(config.ingester(), tsdb, tenant -> config.limits(),

@@ -1,31 +1,69 @@
 package dev.weir.ingester.config;
 
+import dev.weir.storage.tsdb.TsdbConfig;
 import dev.weir.storage.tsdb.head.HeadConfig;
+import dev.weir.storage.tsdb.wal.Wal;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
 
-/**
- * Storage settings of the TSDB, with Mimir's {@code blocks-storage.tsdb.*} names.
- *
- * @param head chunk range (the block range) and samples per chunk
- */
-public record StorageConfig(HeadConfig head) {
+/** Flag definitions for the storage ({@link TsdbConfig}), with Mimir's {@code blocks-storage.tsdb.*} names. */
+public final class StorageConfig {
+  private StorageConfig() {}
 
-  /** Flag definitions for {@link StorageConfig}. */
+  /** Flag definitions; {@link #build} takes the data dir from the ingester's flags. */
   public static final class Flags {
     private final Flag<Duration> blockRange;
+    private final Flag<Duration> retention;
+    private final Flag<Duration> compactionInterval;
+    private final Flag<Long> segmentSize;
+    private final Flag<String> fsync;
+    private final Flag<Duration> fsyncInterval;
+    private final Flag<Boolean> repair;
 
     public Flags(FlagSet fs) {
       blockRange = fs.duration("blocks-storage.tsdb.block-ranges-period", Duration.ofHours(2),
-          "TSDB block range: head chunks never cross a multiple of it, and blocks cover one range.");
+          "TSDB block range: the head's oldest complete range is compacted into a block of this width"
+              + " once the head spans 1.5 ranges; chunks never cross a multiple of it.");
+      retention = fs.duration("blocks-storage.tsdb.retention-period", Duration.ofDays(15),
+          "Blocks whose samples are all older than the newest sample minus this are deleted; 0 keeps all.");
+      compactionInterval = fs.duration("blocks-storage.tsdb.head-compaction-interval", Duration.ofMinutes(1),
+          "How often the heads are checked for a range to compact (and retention applied).");
+      segmentSize = fs.int64("blocks-storage.tsdb.wal-segment-size-bytes", 128L << 20,
+          "Size of WAL segment files (bytes).");
+      fsync = fs.oneOf("blocks-storage.tsdb.wal-fsync", "always", List.of("always", "interval"),
+          "When the WAL is fsynced: always = before a push is acknowledged (group commit; survives power"
+              + " loss), interval = every wal-fsync-interval (an acknowledged push survives a crash of Weir"
+              + " but not of the machine). The Kafka reader always fsyncs before committing an offset.");
+      fsyncInterval = fs.duration("blocks-storage.tsdb.wal-fsync-interval", Duration.ofSeconds(1),
+          "Period of the background WAL fsync when wal-fsync=interval.");
+      repair = fs.bool("blocks-storage.tsdb.wal-repair", false,
+          "Start even when a WAL is corrupt before its end, by truncating it at the corruption (the records"
+              + " after it are lost). Without it, such corruption stops start-up with an error.");
     }
 
-    public StorageConfig build() throws ConfigException {
+    public TsdbConfig build(Path dataDir) throws ConfigException {
       long ms = blockRange.get().toMillis();
       if (ms <= 0 || ms % 60_000 != 0) {
         throw new ConfigException("blocks-storage.tsdb.block-ranges-period must be a positive whole number"
             + " of minutes: " + Durations.format(blockRange.get()));
       }
-      return new StorageConfig(new HeadConfig(ms, HeadConfig.DEFAULT.samplesPerChunk()));
+      if (retention.get().isNegative()) {
+        throw new ConfigException("blocks-storage.tsdb.retention-period must not be negative");
+      }
+      if (compactionInterval.get().toMillis() < 1) {
+        throw new ConfigException("blocks-storage.tsdb.head-compaction-interval must be at least 1ms");
+      }
+      if (segmentSize.get() < 64 * 1024 || segmentSize.get() > Integer.MAX_VALUE) {
+        throw new ConfigException("blocks-storage.tsdb.wal-segment-size-bytes must be in [64KiB, 2GiB)");
+      }
+      if (fsyncInterval.get().toMillis() < 1) {
+        throw new ConfigException("blocks-storage.tsdb.wal-fsync-interval must be at least 1ms");
+      }
+      return new TsdbConfig(dataDir, new HeadConfig(ms, HeadConfig.DEFAULT.samplesPerChunk()), segmentSize.get(),
+          TsdbConfig.FsyncMode.valueOf(fsync.get().toUpperCase(Locale.ROOT)), fsyncInterval.get(), repair.get(),
+          retention.get(), compactionInterval.get(), Wal.DEFAULT_OPENER);
     }
   }
 }

@@ -5,6 +5,7 @@ import dev.weir.ingester.push.IngesterConfig;
 import dev.weir.ingester.push.Limits;
 import dev.weir.ingester.server.ServerConfig;
 import dev.weir.ingester.server.Tenants;
+import dev.weir.storage.tsdb.TsdbConfig;
 import java.nio.file.Path;
 import java.util.List;
 
@@ -21,7 +22,7 @@ public record WeirConfig(
     Tenants tenants,
     IngesterConfig ingester,
     Limits limits,
-    StorageConfig storage) {
+    TsdbConfig storage) {
 
   /** Targets this build can run. */
   public static final List<String> TARGETS = List.of("all", "ingester");
@@ -75,8 +76,9 @@ public record WeirConfig(
     public WeirConfig build() throws ConfigException {
       ServerConfig s = server.build();
       s.validate();
-      return new WeirConfig(target.get(), log.build(), s, tenants.build(), ingester.build(),
-          limits.build(), storage.build());
+      IngesterConfig ing = ingester.build();
+      return new WeirConfig(target.get(), log.build(), s, tenants.build(), ing, limits.build(),
+          storage.build(ing.dataDir()));
     }
 
     private static String findConfigFile(String[] args) {

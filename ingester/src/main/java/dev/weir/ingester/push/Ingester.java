@@ -6,6 +6,7 @@ import dev.weir.proto.prompb.Sample;
 import dev.weir.proto.prompb.TimeSeries;
 import dev.weir.proto.prompb.WriteRequest;
 import dev.weir.storage.errors.ClientErrorException;
+import dev.weir.storage.tsdb.TenantDb;
 import dev.weir.storage.tsdb.Tsdb;
 import dev.weir.storage.tsdb.head.Appender;
 import dev.weir.storage.tsdb.head.CommitResult;
@@ -56,24 +57,49 @@ public final class Ingester implements Service {
     return "ingester";
   }
 
+  /** Opens the storage: loads blocks and replays every tenant's WAL before serving. */
   @Override
   public void start() throws Exception {
     Files.createDirectories(config.dataDir());
-    log.info("msg=\"ingester started\" id={} data_dir={}", config.id(), config.dataDir().toAbsolutePath());
+    log.info("msg=\"ingester starting: opening storage\" id={} data_dir={}", config.id(),
+        config.dataDir().toAbsolutePath());
+    tsdb.open();
+    log.info("msg=\"ingester started\" id={} tenants={}", config.id(), tsdb.tenants().size());
   }
 
   @Override
   public void stop() {
+    tsdb.close();
     log.info("msg=\"ingester stopped\" id={}", config.id());
   }
 
+  @Override
+  public @Nullable String notReadyReason() {
+    return tsdb.notReadyReason();
+  }
+
+  public Tsdb tsdb() {
+    return tsdb;
+  }
+
   /**
-   * Appends a write request for a tenant.
+   * Appends a write request for a tenant; returns once it is stored, and fsynced when the WAL
+   * fsync mode is {@code always}.
    *
    * @throws ClientErrorException after storing the valid part, when some series or samples were
    *     refused; the message is the first error plus how many more there were
+   * @throws dev.weir.storage.errors.ServerErrorException when the storage could not write it
+   *     (nothing of the request is stored then; the client retries)
    */
   public void push(String tenant, WriteRequest request) {
+    push(tenant, request, tsdb.fsyncOnCommit());
+  }
+
+  /**
+   * Appends a write request; {@code durable} waits for the WAL fsync (the Kafka reader passes
+   * false and calls {@link Tsdb#sync()} before committing offsets instead).
+   */
+  public void push(String tenant, WriteRequest request, boolean durable) {
     Limits l = limits.apply(tenant);
     TenantHead head = tsdb.head(tenant);
     metrics.tenantHead(head);
@@ -101,12 +127,17 @@ public final class Ingester implements Service {
           continue;
         }
         if (series == null) {
-          series = app.series(labels);
+          try {
+            series = app.series(labels);
+          } catch (ClientErrorException e) {
+            errors.add(e.reason(), ts.getSamplesCount() - i, e.getMessage());
+            break;
+          }
         }
         app.add(series, s.getTimestamp(), s.getValue());
       }
     }
-    CommitResult r = app.commit();
+    CommitResult r = app.commit(durable);
     for (Rejection rej : r.rejections()) {
       errors.add(rej.reason().id(), 1, rej.message());
     }
@@ -117,18 +148,18 @@ public final class Ingester implements Service {
 
   /** Series matching all matchers with chunks overlapping {@code [mint, maxt]}, sorted. */
   public List<SeriesChunks> select(String tenant, long mint, long maxt, List<Matcher> matchers) {
-    TenantHead head = tsdb.existingHead(tenant);
-    return head == null ? List.of() : head.select(mint, maxt, matchers);
+    TenantDb db = tsdb.existing(tenant);
+    return db == null ? List.of() : db.select(mint, maxt, matchers);
   }
 
   public List<String> labelNames(String tenant, long mint, long maxt, List<Matcher> matchers) {
-    TenantHead head = tsdb.existingHead(tenant);
-    return head == null ? List.of() : head.labelNames(mint, maxt, matchers);
+    TenantDb db = tsdb.existing(tenant);
+    return db == null ? List.of() : db.labelNames(mint, maxt, matchers);
   }
 
   public List<String> labelValues(String tenant, String name, long mint, long maxt, List<Matcher> matchers) {
-    TenantHead head = tsdb.existingHead(tenant);
-    return head == null ? List.of() : head.labelValues(name, mint, maxt, matchers);
+    TenantDb db = tsdb.existing(tenant);
+    return db == null ? List.of() : db.labelValues(name, mint, maxt, matchers);
   }
 
   /** Collects the client errors of one request: counts all, keeps the first message. */

@@ -12,14 +12,16 @@ import java.time.Duration;
  * @param maxLabelNameLength longest label name, in characters
  * @param maxLabelValueLength longest label value, in characters
  * @param creationGracePeriod how far in the future a sample timestamp may be
+ * @param maxGlobalSeriesPerUser most series a tenant may have in memory; 0 = unlimited
  */
 public record Limits(
     int maxLabelNamesPerSeries,
     int maxLabelNameLength,
     int maxLabelValueLength,
-    Duration creationGracePeriod) {
+    Duration creationGracePeriod,
+    int maxGlobalSeriesPerUser) {
 
-  public static final Limits DEFAULT = new Limits(30, 1024, 2048, Duration.ofMinutes(10));
+  public static final Limits DEFAULT = new Limits(30, 1024, 2048, Duration.ofMinutes(10), 150_000);
 
   public void validate() throws ConfigException {
     if (maxLabelNamesPerSeries < 1) {
@@ -30,6 +32,9 @@ public record Limits(
     }
     if (maxLabelValueLength < 1) {
       throw new ConfigException("validation.max-length-label-value must be at least 1");
+    }
+    if (maxGlobalSeriesPerUser < 0) {
+      throw new ConfigException("ingester.max-global-series-per-user must not be negative");
     }
     if (creationGracePeriod.isNegative()) {
       throw new ConfigException("validation.create-grace-period must not be negative");
@@ -42,6 +47,7 @@ public record Limits(
     private final Flag<Integer> maxNameLength;
     private final Flag<Integer> maxValueLength;
     private final Flag<Duration> grace;
+    private final Flag<Integer> maxSeries;
 
     public Flags(FlagSet fs) {
       maxLabelNames = fs.integer("validation.max-label-names-per-series", DEFAULT.maxLabelNamesPerSeries,
@@ -52,10 +58,14 @@ public record Limits(
           "Maximum length accepted for label values (client error label_value_too_long above).");
       grace = fs.duration("validation.create-grace-period", DEFAULT.creationGracePeriod,
           "How far into the future a sample timestamp may be (client error sample_too_far_in_future).");
+      maxSeries = fs.integer("ingester.max-global-series-per-user", DEFAULT.maxGlobalSeriesPerUser,
+          "Most series a tenant may have in memory; creating more is the client error per_user_series_limit."
+              + " 0 disables the limit.");
     }
 
     public Limits build() throws ConfigException {
-      Limits l = new Limits(maxLabelNames.get(), maxNameLength.get(), maxValueLength.get(), grace.get());
+      Limits l = new Limits(maxLabelNames.get(), maxNameLength.get(), maxValueLength.get(), grace.get(),
+          maxSeries.get());
       l.validate();
       return l;
     }

@@ -22,7 +22,8 @@ import dev.weir.proto.prompb.Sample;
 import dev.weir.proto.prompb.TimeSeries;
 import dev.weir.proto.prompb.WriteRequest;
 import dev.weir.storage.tsdb.Tsdb;
-import dev.weir.storage.tsdb.head.HeadConfig;
+import dev.weir.storage.tsdb.TsdbConfig;
+import dev.weir.storage.tsdb.TsdbMetrics;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.Server;
@@ -53,13 +54,15 @@ class IngesterGrpcServiceTest {
   private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   private Server server;
   private ManagedChannel channel;
+  private Ingester ingester;
 
   @BeforeEach
   void setUp() throws Exception {
-    Tsdb tsdb = new Tsdb(HeadConfig.DEFAULT, clock::get);
-    Ingester ingester = new Ingester(new IngesterConfig("ingester-0", dir, Duration.ofMinutes(20)), tsdb,
-        t -> new Limits(30, 1024, 2048, Duration.ofMinutes(10)),
+    Tsdb tsdb = new Tsdb(TsdbConfig.defaults(dir), new TsdbMetrics(registry), clock::get, t -> () -> 0);
+    ingester = new Ingester(new IngesterConfig("ingester-0", dir, Duration.ofMinutes(20)), tsdb,
+        t -> new Limits(30, 1024, 2048, Duration.ofMinutes(10), 0),
         new IngesterMetrics(registry, clock::get, 1_200_000), clock::get);
+    ingester.start();
     String name = InProcessServerBuilder.generateName();
     server = InProcessServerBuilder.forName(name)
         .addService(ServerInterceptors.intercept(new IngesterGrpcService(ingester),
@@ -73,6 +76,7 @@ class IngesterGrpcServiceTest {
   void tearDown() {
     channel.shutdownNow();
     server.shutdownNow();
+    ingester.stop();
   }
 
   private IngesterGrpc.IngesterBlockingStub stub(String tenant) {

@@ -11,7 +11,7 @@ import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
 class ValidatorTest {
-  private final Limits limits = new Limits(4, 10, 12, Duration.ofMinutes(10));
+  private final Limits limits = new Limits(4, 10, 12, Duration.ofMinutes(10), 0);
 
   static TimeSeries series(String... pairs) {
     TimeSeries.Builder b = TimeSeries.newBuilder();

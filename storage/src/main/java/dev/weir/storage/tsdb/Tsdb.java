@@ -1,50 +1,227 @@
 package dev.weir.storage.tsdb;
 
-import dev.weir.storage.tsdb.head.HeadConfig;
+import dev.weir.storage.errors.ServerErrorException;
 import dev.weir.storage.tsdb.head.TenantHead;
 import dev.weir.storage.tsdb.labels.Interner;
+import dev.weir.storage.tsdb.wal.Wal;
+import dev.weir.storage.tsdb.wal.WalCorruptionException;
+import io.micrometer.core.instrument.Gauge;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.function.IntSupplier;
 import java.util.function.LongSupplier;
+import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * The storage of all tenants: one {@link TenantHead} per tenant, created on its first write.
- * Label strings are interned across tenants, since most names and many values are shared.
+ * The storage of all tenants: one {@link TenantDb} (head, WAL, blocks) per tenant, created on its
+ * first write, reopened (blocks loaded, WAL replayed) by {@link #open()}. Label strings are
+ * interned across tenants. A background thread compacts heads into blocks and applies
+ * retention; in {@link TsdbConfig.FsyncMode#INTERVAL} another fsyncs the WALs.
  *
- * <p>Thread-safe.
+ * <p>Thread-safe. {@link #open()} once before use, {@link #close()} at the end.
  */
-public final class Tsdb {
-  private final HeadConfig headConfig;
-  private final LongSupplier wallClock;
-  private final Interner interner = new Interner();
-  private final ConcurrentHashMap<String, TenantHead> heads = new ConcurrentHashMap<>();
+public final class Tsdb implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(Tsdb.class);
 
-  public Tsdb(HeadConfig headConfig, LongSupplier wallClock) {
-    this.headConfig = headConfig;
+  private final TsdbConfig config;
+  private final TsdbMetrics metrics;
+  private final LongSupplier wallClock;
+  private final Function<String, IntSupplier> seriesLimits;
+  private final Interner interner = new Interner();
+  private final ConcurrentHashMap<String, TenantDb> tenants = new ConcurrentHashMap<>();
+  private @Nullable ScheduledExecutorService background;
+
+  /**
+   * @param seriesLimits per tenant, the current maximum number of series (0: unlimited)
+   */
+  public Tsdb(TsdbConfig config, TsdbMetrics metrics, LongSupplier wallClock,
+      Function<String, IntSupplier> seriesLimits) {
+    this.config = config;
+    this.metrics = metrics;
     this.wallClock = wallClock;
+    this.seriesLimits = seriesLimits;
+    Gauge.builder("weir.tsdb.head.memory.estimate.bytes", this, Tsdb::memoryEstimate)
+        .description("Estimated heap bytes held by all heads (series objects, labels, index, chunks).")
+        .register(metrics.registry);
+    Gauge.builder("weir.tsdb.blocks.loaded", this, t -> t.tenants.values().stream().mapToInt(d -> d.blocks().size()).sum())
+        .description("Blocks open for queries.").register(metrics.registry);
+  }
+
+  /**
+   * Opens every tenant found on disk (blocks loaded, WAL replayed) and starts the background
+   * work.
+   *
+   * @throws WalCorruptionException when a WAL is corrupt in the middle and repair is off
+   */
+  public void open() throws IOException, WalCorruptionException {
+    TreeSet<String> found = new TreeSet<>();
+    for (Path p : List.of(config.dataDir().resolve("wal"), config.dataDir().resolve("tsdb"))) {
+      if (Files.isDirectory(p)) {
+        try (Stream<Path> s = Files.list(p)) {
+          s.filter(Files::isDirectory).forEach(d -> found.add(d.getFileName().toString()));
+        }
+      }
+    }
+    long t0 = System.nanoTime();
+    int i = 0;
+    for (String tenant : found) {
+      tenants.put(tenant, TenantDb.open(tenant, config, metrics, interner, wallClock, seriesLimits.apply(tenant)));
+      i++;
+      log.info("msg=\"tenant storage opened\" user={} tenants_done={}/{}", tenant, i, found.size());
+    }
+    if (!found.isEmpty()) {
+      log.info("msg=\"storage opened\" tenants={} seconds={}", found.size(),
+          String.format("%.2f", (System.nanoTime() - t0) / 1e9));
+    }
+    ScheduledExecutorService bg = Executors.newScheduledThreadPool(1, r -> {
+      Thread t = new Thread(r, "tsdb-background");
+      t.setDaemon(true);
+      return t;
+    });
+    long every = Math.max(1, config.compactionInterval().toMillis());
+    bg.scheduleWithFixedDelay(this::compactAll, every, every, TimeUnit.MILLISECONDS);
+    if (config.fsync() == TsdbConfig.FsyncMode.INTERVAL) {
+      long f = Math.max(1, config.fsyncInterval().toMillis());
+      bg.scheduleWithFixedDelay(this::syncQuietly, f, f, TimeUnit.MILLISECONDS);
+    }
+    background = bg;
+  }
+
+  /** The tenant's storage, created (with an empty WAL) on first use. */
+  public TenantDb tenant(String tenant) {
+    TenantDb db = tenants.get(tenant);
+    if (db != null) {
+      return db;
+    }
+    return tenants.computeIfAbsent(tenant, t -> {
+      try {
+        return TenantDb.open(t, config, metrics, interner, wallClock, seriesLimits.apply(t));
+      } catch (IOException e) {
+        throw new ServerErrorException("cannot create storage for tenant " + t + ": " + e.getMessage(), e);
+      } catch (WalCorruptionException e) {
+        throw new ServerErrorException(e.getMessage(), e);
+      }
+    });
   }
 
   /** The head of a tenant, created when missing. */
   public TenantHead head(String tenant) {
-    return heads.computeIfAbsent(tenant, t -> new TenantHead(t, headConfig, interner, wallClock));
+    return tenant(tenant).head();
   }
 
-  /** The head of a tenant, or null when it never wrote. */
-  public @Nullable TenantHead existingHead(String tenant) {
-    return heads.get(tenant);
+  /** The tenant's storage, or null when it never wrote. */
+  public @Nullable TenantDb existing(String tenant) {
+    return tenants.get(tenant);
   }
 
-  /** Tenants with a head, sorted. */
+  /** Tenants with storage, sorted. */
   public List<String> tenants() {
-    List<String> out = new ArrayList<>(heads.keySet());
+    List<String> out = new ArrayList<>(tenants.keySet());
     Collections.sort(out);
     return out;
   }
 
+  public TsdbConfig config() {
+    return config;
+  }
+
+  /** Whether acknowledged writes wait for the WAL fsync. */
+  public boolean fsyncOnCommit() {
+    return config.fsync() == TsdbConfig.FsyncMode.ALWAYS;
+  }
+
+  /**
+   * Makes everything appended so far durable in every tenant's WAL (the Kafka reader calls this
+   * before committing an offset).
+   *
+   * @throws ServerErrorException when a WAL cannot be fsynced
+   */
+  public void sync() {
+    for (TenantDb db : tenants.values()) {
+      Wal w = db.wal();
+      if (w != null) {
+        w.sync();
+      }
+    }
+  }
+
+  private void syncQuietly() {
+    try {
+      sync();
+    } catch (RuntimeException e) {
+      log.error("msg=\"background WAL fsync failed\" err=\"{}\"", e.toString());
+    }
+  }
+
+  /** Runs compaction and retention for every tenant now (also runs periodically). */
+  public void compactAll() {
+    for (TenantDb db : tenants.values()) {
+      try {
+        db.compact();
+        db.applyRetention();
+      } catch (IOException | WalCorruptionException | RuntimeException e) {
+        metrics.compactionsFailed.increment();
+        log.error("msg=\"compaction failed, retrying at the next interval\" user={} err=\"{}\"", db.tenant(),
+            e.toString());
+      }
+    }
+  }
+
+  /** Why writes cannot succeed (a WAL failed its fsync), or null. */
+  public @Nullable String notReadyReason() {
+    for (TenantDb db : tenants.values()) {
+      Wal w = db.wal();
+      String f = w == null ? null : w.failure();
+      if (f != null) {
+        return "WAL of tenant " + db.tenant() + " failed: " + f;
+      }
+    }
+    return null;
+  }
+
   public Interner interner() {
     return interner;
+  }
+
+  long memoryEstimate() {
+    long n = 0;
+    for (TenantDb db : tenants.values()) {
+      n += db.head().memoryBytesEstimate();
+    }
+    return n;
+  }
+
+  @Override
+  public void close() {
+    ScheduledExecutorService bg = background;
+    if (bg != null) {
+      bg.shutdownNow();
+      try {
+        bg.awaitTermination(30, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    for (TenantDb db : tenants.values()) {
+      try {
+        db.close();
+      } catch (IOException e) {
+        throw new UncheckedIOException("closing storage of tenant " + db.tenant(), e);
+      }
+    }
   }
 }

@@ -1,9 +1,7 @@
 package dev.weir.storage.tsdb.head;
 
 import dev.weir.storage.tsdb.labels.Labels;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
 
 /**
  * Collects the samples of one request and appends them to a {@link TenantHead} in one commit.
@@ -11,12 +9,12 @@ import java.util.List;
  *
  * <pre>{@code
  * Appender app = head.appender();
- * MemSeries s = app.series(labels);  // sorted, validated labels
+ * MemSeries s = app.series(labels);  // sorted, validated labels; may throw the series limit
  * app.add(s, t, v);
- * CommitResult r = app.commit();
+ * CommitResult r = app.commit(true); // true: return only once the WAL is fsynced
  * }</pre>
  *
- * <p>Not thread-safe; one appender per request (it may be reused after {@link #commit()}).
+ * <p>Not thread-safe; one appender per request (it may be reused after {@link #commit}).
  */
 public final class Appender {
   private final TenantHead head;
@@ -29,7 +27,12 @@ public final class Appender {
     this.head = head;
   }
 
-  /** The series with these labels, created when new. The labels must be sorted and valid. */
+  /**
+   * The series with these labels, created when new.
+   *
+   * @throws dev.weir.storage.errors.ClientErrorException when creating it would exceed the
+   *     tenant's series limit
+   */
   public MemSeries series(Labels labels) {
     return head.getOrCreate(labels);
   }
@@ -51,17 +54,19 @@ public final class Appender {
     return size;
   }
 
-  /** Checks, stores and forgets the collected samples. */
-  public CommitResult commit() {
+  /**
+   * Checks, logs and stores the collected samples, then forgets them.
+   *
+   * @param durable wait until the WAL is fsynced before returning
+   * @throws dev.weir.storage.errors.ServerErrorException when the WAL could not be written;
+   *     nothing of the batch was stored then
+   */
+  public CommitResult commit(boolean durable) {
     try {
-      return head.commit(series, timestamps, values, size);
+      return head.commit(series, timestamps, values, size, durable);
     } finally {
       Arrays.fill(series, 0, size, null);
       size = 0;
     }
-  }
-
-  static List<Rejection> newRejections() {
-    return new ArrayList<>(0);
   }
 }

@@ -38,6 +38,10 @@ public final class MemSeries {
   long pendingTxn;
   long pendingT;
   long pendingValueBits;
+  /** Whether the series record is in the WAL (then samples may reference the ref). */
+  boolean logged;
+  /** Set when truncation removed the series; an appender holding it must look it up again. */
+  volatile boolean removed;
 
   MemSeries(Labels labels, int ref) {
     this.labels = labels;
@@ -131,6 +135,33 @@ public final class MemSeries {
       out.add(new ChunkData(h.minTime(), h.maxTime(), h.bytes()));
     }
     return out;
+  }
+
+  /**
+   * Drops chunks whose samples are all older than {@code before}.
+   *
+   * @return whether the series holds no sample any more
+   */
+  synchronized boolean dropChunksBefore(long before) {
+    int keepFrom = 0;
+    while (keepFrom < numChunks && chunkMaxT[keepFrom] < before) {
+      numSamples -= dev.weir.storage.tsdb.chunk.XorIterator.numSamples(chunks[keepFrom]);
+      keepFrom++;
+    }
+    if (keepFrom > 0) {
+      int left = numChunks - keepFrom;
+      System.arraycopy(chunks, keepFrom, chunks, 0, left);
+      System.arraycopy(chunkMinT, keepFrom, chunkMinT, 0, left);
+      System.arraycopy(chunkMaxT, keepFrom, chunkMaxT, 0, left);
+      java.util.Arrays.fill(chunks, left, numChunks, null);
+      numChunks = left;
+    }
+    XorAppender h = head;
+    if (numChunks == 0 && h != null && h.maxTime() < before) {
+      numSamples -= h.numSamples();
+      head = null;
+    }
+    return numChunks == 0 && head == null;
   }
 
   /** Bytes held by sample data (chunks plus head-chunk buffer). */

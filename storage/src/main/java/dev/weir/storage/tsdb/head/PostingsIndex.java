@@ -1,9 +1,9 @@
 package dev.weir.storage.tsdb.head;
 
 import dev.weir.storage.tsdb.labels.Labels;
-import dev.weir.storage.tsdb.labels.Matcher;
-import java.util.ArrayList;
-import java.util.List;
+import dev.weir.storage.tsdb.postings.PostingsSource;
+import dev.weir.storage.tsdb.postings.Sorted;
+import java.util.Collection;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -11,13 +11,12 @@ import java.util.function.IntPredicate;
 
 /**
  * Inverted index of a tenant head: label name → value → sorted series refs, plus the list of all
- * refs. Selecting by matchers follows Prometheus: a matcher that matches the empty value also
- * selects series without the label.
+ * refs. Selection by matchers is {@link dev.weir.storage.tsdb.postings.Selector}'s.
  *
  * <p>Thread-safe: one writer at a time ({@link #add} and {@link #removeIf} synchronize on the
  * index), lock-free readers.
  */
-final class PostingsIndex {
+final class PostingsIndex implements PostingsSource {
   private final ConcurrentHashMap<String, ConcurrentHashMap<String, PostingList>> index =
       new ConcurrentHashMap<>();
   private final PostingList all = new PostingList();
@@ -47,8 +46,14 @@ final class PostingsIndex {
     }
   }
 
-  int[] all() {
+  @Override
+  public int[] all() {
     return all.snapshot();
+  }
+
+  @Override
+  public Collection<String> values(String name) {
+    return labelValues(name);
   }
 
   Set<String> labelNames() {
@@ -60,59 +65,13 @@ final class PostingsIndex {
     return values == null ? Set.of() : values.keySet();
   }
 
-  int[] get(String name, String value) {
+  @Override
+  public int[] get(String name, String value) {
     Map<String, PostingList> values = index.get(name);
     if (values == null) {
       return Sorted.EMPTY;
     }
     PostingList l = values.get(value);
     return l == null ? Sorted.EMPTY : l.snapshot();
-  }
-
-  /** Sorted refs of the series that satisfy every matcher (all series when there are none). */
-  int[] select(List<Matcher> matchers) {
-    int[] result = null;
-    // Matchers that cannot match the empty value narrow fastest; apply them first.
-    List<Matcher> ordered = new ArrayList<>(matchers);
-    ordered.sort((a, b) -> Boolean.compare(a.matchesEmpty(), b.matchesEmpty()));
-    for (Matcher m : ordered) {
-      int[] refs = selectOne(m);
-      result = result == null ? refs : Sorted.intersect(result, refs);
-      if (result.length == 0) {
-        return result;
-      }
-    }
-    return result == null ? all() : result;
-  }
-
-  private int[] selectOne(Matcher m) {
-    Map<String, PostingList> values = index.get(m.name());
-    if (m.matchesEmpty()) {
-      // Every series, minus those whose value for the label does not match.
-      if (values == null) {
-        return all();
-      }
-      List<int[]> excluded = new ArrayList<>();
-      for (Map.Entry<String, PostingList> e : values.entrySet()) {
-        if (!m.matches(e.getKey())) {
-          excluded.add(e.getValue().snapshot());
-        }
-      }
-      return Sorted.subtract(all(), Sorted.union(excluded));
-    }
-    if (values == null) {
-      return Sorted.EMPTY;
-    }
-    if (m.type() == Matcher.Type.EQ) {
-      PostingList l = values.get(m.value());
-      return l == null ? Sorted.EMPTY : l.snapshot();
-    }
-    List<int[]> included = new ArrayList<>();
-    for (Map.Entry<String, PostingList> e : values.entrySet()) {
-      if (m.matches(e.getKey())) {
-        included.add(e.getValue().snapshot());
-      }
-    }
-    return Sorted.union(included);
   }
 }

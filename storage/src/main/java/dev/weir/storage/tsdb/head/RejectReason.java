@@ -11,7 +11,13 @@ public enum RejectReason {
   /** Same timestamp as the newest sample of its series, different value. */
   DUPLICATE_TIMESTAMP(
       "sample_duplicate_timestamp",
-      "the series already has a sample at this timestamp with a different value");
+      "the series already has a sample at this timestamp with a different value"),
+  /**
+   * Older than the head accepts: before the last compacted block's end, or more than half a
+   * block range older than the newest sample of the tenant (Prometheus' rule).
+   */
+  OUT_OF_BOUNDS("sample_out_of_bounds", "the sample is too old for the head (older than the oldest time it"
+      + " still accepts)");
 
   private final String id;
   private final String description;

@@ -8,8 +8,20 @@ import java.util.List;
 /** A series selected by a query, with the chunks that overlap the query range. Immutable. */
 public record SeriesChunks(Labels labels, List<ChunkData> chunks) {
 
-  /** Decoded samples of this series within {@code [mint, maxt]}, in time order. */
+  /**
+   * Decoded samples of this series within {@code [mint, maxt]}, in time order. Chunks from
+   * different sources (a block and the head) may overlap; a timestamp then appears once.
+   */
   public Samples samples(long mint, long maxt) {
+    for (int i = 1; i < chunks.size(); i++) {
+      if (chunks.get(i).minTime() <= chunks.get(i - 1).maxTime()) {
+        return mergedSamples(mint, maxt);
+      }
+    }
+    return orderedSamples(mint, maxt);
+  }
+
+  private Samples orderedSamples(long mint, long maxt) {
     int cap = 0;
     for (ChunkData c : chunks) {
       cap += XorIterator.numSamples(c.bytes());
@@ -31,6 +43,31 @@ public record SeriesChunks(Labels labels, List<ChunkData> chunks) {
         vs[n] = it.value();
         n++;
       }
+    }
+    return new Samples(Arrays.copyOf(ts, n), Arrays.copyOf(vs, n));
+  }
+
+  private Samples mergedSamples(long mint, long maxt) {
+    List<long[]> pairs = new java.util.ArrayList<>();
+    for (ChunkData c : chunks) {
+      XorIterator it = new XorIterator(c.bytes());
+      while (it.next()) {
+        if (it.timestamp() >= mint && it.timestamp() <= maxt) {
+          pairs.add(new long[] {it.timestamp(), Double.doubleToRawLongBits(it.value())});
+        }
+      }
+    }
+    pairs.sort((a, b) -> Long.compare(a[0], b[0])); // stable: the first source wins a tie
+    long[] ts = new long[pairs.size()];
+    double[] vs = new double[pairs.size()];
+    int n = 0;
+    for (long[] p : pairs) {
+      if (n > 0 && ts[n - 1] == p[0]) {
+        continue;
+      }
+      ts[n] = p[0];
+      vs[n] = Double.longBitsToDouble(p[1]);
+      n++;
     }
     return new Samples(Arrays.copyOf(ts, n), Arrays.copyOf(vs, n));
   }

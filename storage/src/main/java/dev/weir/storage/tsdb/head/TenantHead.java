@@ -1,53 +1,90 @@
 package dev.weir.storage.tsdb.head;
 
-import dev.weir.storage.tsdb.labels.Interner;
+import dev.weir.storage.errors.ClientErrorException;
 import dev.weir.storage.tsdb.labels.Labels;
 import dev.weir.storage.tsdb.labels.Matcher;
+import dev.weir.storage.tsdb.postings.Selector;
+import dev.weir.storage.tsdb.wal.Wal;
+import dev.weir.storage.tsdb.wal.WalRecords;
+import dev.weir.storage.util.ByteSink;
 import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.LongSupplier;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The in-memory head of one tenant: series keyed by their sorted labels, XOR chunks, and a
- * postings index for matchers.
+ * The in-memory head of one tenant: series keyed by their sorted labels, XOR chunks, a postings
+ * index for matchers, and (optionally) the tenant's WAL.
  *
- * <p>Appends go through an {@link Appender}; {@link #commit} checks every sample of a batch under
- * one append lock (newer than its series' newest sample; an identical sample is a silent
- * duplicate), then applies the accepted ones. Checking before applying keeps the decision for
- * the whole batch in one place, so a log write can sit between the two phases and nothing that
- * failed to be logged is ever visible.
+ * <p><b>Commit = check, log, apply.</b> {@link #commit} checks every sample of a batch under one
+ * append lock (newer than its series' newest sample, not older than the head accepts; an
+ * identical sample is a silent duplicate), writes the accepted samples — preceded by the records
+ * of series not yet logged — to the WAL, and only then applies them. If the WAL write fails,
+ * nothing of the batch is applied, so nothing unlogged is ever visible. With {@code durable} the
+ * caller then waits for the fsync outside the lock (group commit).
  *
- * <p>Thread-safe. Queries never take the append lock; they read each series under its monitor.
+ * <p>Lock order: append lock, then creation lock. Queries take neither; they read each series
+ * under its monitor.
+ *
+ * <p>Thread-safe.
  */
 public final class TenantHead {
   private final String tenant;
   private final HeadConfig config;
-  private final Interner interner;
-  private final LongSupplier wallClock;
+  private final HeadOptions options;
+  private volatile @Nullable Wal wal;
 
   private final ConcurrentHashMap<Labels, MemSeries> series = new ConcurrentHashMap<>();
   private final SeriesRefs refs = new SeriesRefs();
+  /** WAL refs that replay mapped onto an existing series with the same labels. */
+  private final ConcurrentHashMap<Integer, MemSeries> aliases = new ConcurrentHashMap<>();
   private final PostingsIndex postings = new PostingsIndex();
   private final Object createLock = new Object();
   private int nextRef = 1;
 
   private final ReentrantLock appendLock = new ReentrantLock();
+  private final ByteSink walBuffer = new ByteSink(64 * 1024);
   private long txn;
+  private volatile long minValidTime = Long.MIN_VALUE;
+  private volatile long minTime = Long.MAX_VALUE;
+  private volatile long maxTime = Long.MIN_VALUE;
 
-  public TenantHead(String tenant, HeadConfig config, Interner interner, LongSupplier wallClock) {
+  /** Series created by replay, added to postings in ref order when replay finishes. */
+  private @Nullable List<MemSeries> replayed;
+
+  public TenantHead(String tenant, HeadConfig config, HeadOptions options) {
     this.tenant = tenant;
     this.config = config;
-    this.interner = interner;
-    this.wallClock = wallClock;
+    this.options = options;
+    this.wal = options.wal();
   }
 
   public String tenant() {
     return tenant;
+  }
+
+  public HeadConfig config() {
+    return config;
+  }
+
+  public @Nullable Wal wal() {
+    return wal;
+  }
+
+  /** Attaches the WAL after replay; from then on every commit is logged. */
+  public void attachWal(Wal w) {
+    appendLock.lock();
+    try {
+      this.wal = w;
+    } finally {
+      appendLock.unlock();
+    }
   }
 
   public Appender appender() {
@@ -57,6 +94,31 @@ public final class TenantHead {
   /** Number of series in memory. */
   public int numSeries() {
     return series.size();
+  }
+
+  /** Oldest sample time in the head, or Long.MAX_VALUE when empty. */
+  public long minTime() {
+    return minTime;
+  }
+
+  /** Newest sample time in the head, or Long.MIN_VALUE when empty. */
+  public long maxTime() {
+    return maxTime;
+  }
+
+  /** Samples older than this are refused (the end of the last compacted range). */
+  public long minValidTime() {
+    return minValidTime;
+  }
+
+  /** Raises the minimum valid time, e.g. to the end of blocks found at start-up. */
+  public void setMinValidTime(long t) {
+    appendLock.lock();
+    try {
+      minValidTime = Math.max(minValidTime, t);
+    } finally {
+      appendLock.unlock();
+    }
   }
 
   /** Number of series that received a sample at or after {@code sinceWallMillis}. */
@@ -75,47 +137,69 @@ public final class TenantHead {
     if (s != null) {
       return s;
     }
+    int limit = options.maxSeries().getAsInt();
     synchronized (createLock) {
       s = series.get(labels);
       if (s != null) {
         return s;
       }
-      Labels interned = interner.intern(labels);
-      int ref = nextRef++;
-      s = new MemSeries(interned, ref);
-      refs.put(ref, s);
-      postings.add(ref, interned);
-      series.put(interned, s);
-      return s;
+      if (limit > 0 && series.size() >= limit) {
+        throw new ClientErrorException("per_user_series_limit", "per-user series limit of " + limit
+            + " exceeded for tenant " + tenant + ", the series was not created: '" + labels + "'");
+      }
+      return createLocked(labels, nextRef++);
     }
   }
 
-  CommitResult commit(MemSeries[] batch, long[] ts, double[] vs, int n) {
+  private MemSeries createLocked(Labels labels, int ref) {
+    Labels interned = options.interner().intern(labels);
+    MemSeries s = new MemSeries(interned, ref);
+    refs.put(ref, s);
+    series.put(interned, s);
+    if (replayed != null) {
+      replayed.add(s);
+    } else {
+      postings.add(ref, interned);
+    }
+    return s;
+  }
+
+  CommitResult commit(MemSeries[] batch, long[] ts, double[] vs, int n, boolean durable) {
     if (n == 0) {
       return new CommitResult(0, 0, List.of());
     }
     boolean[] accepted = new boolean[n];
-    List<Rejection> rejections = Appender.newRejections();
+    List<Rejection> rejections = new ArrayList<>(0);
     int appended = 0;
     int duplicates = 0;
+    long lsn = 0;
     appendLock.lock();
     try {
       long id = ++txn;
+      long lowest = Math.max(minValidTime, maxTime == Long.MIN_VALUE ? Long.MIN_VALUE
+          : maxTime - config.chunkRangeMillis() / 2);
       for (int i = 0; i < n; i++) {
         MemSeries s = batch[i];
+        if (s.removed) {
+          // Truncation removed it after the caller looked it up: use the live series.
+          s = recreate(s.labels());
+          batch[i] = s;
+        }
         long bits = Double.doubleToRawLongBits(vs[i]);
         boolean pending = s.pendingTxn == id;
         boolean has = pending || s.hasSamples();
-        long maxT = pending ? s.pendingT : s.maxTime();
+        long seriesMax = pending ? s.pendingT : s.maxTime();
         long lastBits = pending ? s.pendingValueBits : s.lastValueBits();
-        if (has && ts[i] < maxT) {
+        if (has && ts[i] < seriesMax) {
           rejections.add(new Rejection(s, ts[i], vs[i], RejectReason.OUT_OF_ORDER));
-        } else if (has && ts[i] == maxT) {
+        } else if (has && ts[i] == seriesMax) {
           if (bits == lastBits) {
             duplicates++;
           } else {
             rejections.add(new Rejection(s, ts[i], vs[i], RejectReason.DUPLICATE_TIMESTAMP));
           }
+        } else if (ts[i] < lowest) {
+          rejections.add(new Rejection(s, ts[i], vs[i], RejectReason.OUT_OF_BOUNDS));
         } else {
           accepted[i] = true;
           s.pendingTxn = id;
@@ -124,24 +208,207 @@ public final class TenantHead {
           appended++;
         }
       }
-      long now = wallClock.getAsLong();
+      Wal w = wal;
+      if (appended > 0 && w != null) {
+        lsn = log(w, batch, ts, vs, n, accepted, appended);
+      }
+      long now = options.wallClock().getAsLong();
+      long lo = minTime;
+      long hi = maxTime;
       for (int i = 0; i < n; i++) {
         if (accepted[i]) {
           batch[i].append(ts[i], vs[i], config.samplesPerChunk(), config.chunkRangeMillis(), now);
+          lo = Math.min(lo, ts[i]);
+          hi = Math.max(hi, ts[i]);
         }
       }
+      minTime = lo;
+      maxTime = hi;
     } finally {
       appendLock.unlock();
     }
+    Wal w = wal;
+    if (durable && lsn > 0 && w != null) {
+      w.awaitDurable(lsn);
+    }
     return new CommitResult(appended, duplicates, rejections);
   }
+
+  private MemSeries recreate(Labels labels) {
+    synchronized (createLock) {
+      MemSeries s = series.get(labels);
+      return s != null ? s : createLocked(labels, nextRef++);
+    }
+  }
+
+  /** Writes the accepted samples (and unlogged series) to the WAL; caller holds the append lock. */
+  private long log(Wal w, MemSeries[] batch, long[] ts, double[] vs, int n, boolean[] accepted, int count) {
+    walBuffer.reset();
+    List<MemSeries> newSeries = null;
+    for (int i = 0; i < n; i++) {
+      if (accepted[i] && !batch[i].logged) {
+        if (newSeries == null) {
+          newSeries = new ArrayList<>();
+        }
+        if (!newSeries.contains(batch[i])) {
+          newSeries.add(batch[i]);
+        }
+      }
+    }
+    if (newSeries != null) {
+      int[] r = new int[newSeries.size()];
+      Labels[] l = new Labels[newSeries.size()];
+      for (int i = 0; i < r.length; i++) {
+        r[i] = newSeries.get(i).ref();
+        l[i] = newSeries.get(i).labels();
+      }
+      WalRecords.series(walBuffer, r, l, r.length);
+    }
+    int[] r = new int[count];
+    long[] t = new long[count];
+    double[] v = new double[count];
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+      if (accepted[i]) {
+        r[k] = batch[i].ref();
+        t[k] = ts[i];
+        v[k] = vs[i];
+        k++;
+      }
+    }
+    WalRecords.samples(walBuffer, r, t, v, count);
+    long lsn = w.append(walBuffer); // throws before anything is applied
+    if (newSeries != null) {
+      for (MemSeries s : newSeries) {
+        s.logged = true;
+      }
+    }
+    return lsn;
+  }
+
+  // ---- Replay ------------------------------------------------------------------------------
+
+  /** Starts a replay: series are created with their WAL refs; postings are built at the end. */
+  public void beginReplay() {
+    synchronized (createLock) {
+      replayed = new ArrayList<>();
+    }
+  }
+
+  /** A series record from the WAL. A second ref for the same labels becomes an alias. */
+  public void replaySeries(int ref, Labels labels) {
+    synchronized (createLock) {
+      MemSeries existing = series.get(labels);
+      if (existing != null) {
+        if (existing.ref() != ref) {
+          aliases.put(ref, existing);
+        }
+      } else if (refs.get(ref) == null) {
+        createLocked(labels, ref).logged = true;
+      }
+      nextRef = Math.max(nextRef, ref + 1);
+    }
+  }
+
+  /**
+   * A sample record from the WAL, applied without re-checking (it was accepted once), except
+   * that samples older than the head's minimum valid time (already in a block) are skipped.
+   *
+   * @return false when the ref is unknown
+   */
+  public boolean replaySample(int ref, long t, double v) {
+    MemSeries s = refs.get(ref);
+    if (s == null) {
+      s = aliases.get(ref);
+      if (s == null) {
+        return false;
+      }
+    }
+    if (t < minValidTime || (s.hasSamples() && t <= s.maxTime())) {
+      return true;
+    }
+    s.append(t, v, config.samplesPerChunk(), config.chunkRangeMillis(), options.wallClock().getAsLong());
+    if (t < minTime) {
+      minTime = t;
+    }
+    if (t > maxTime) {
+      maxTime = t;
+    }
+    return true;
+  }
+
+  /** Ends a replay: builds the postings in ref order and drops series that got no sample. */
+  public void finishReplay() {
+    synchronized (createLock) {
+      List<MemSeries> created = replayed;
+      replayed = null;
+      if (created == null) {
+        return;
+      }
+      created.sort(Comparator.comparingInt(MemSeries::ref));
+      for (MemSeries s : created) {
+        if (s.hasSamples()) {
+          postings.add(s.ref(), s.labels());
+        } else {
+          series.remove(s.labels());
+          refs.put(s.ref(), null);
+          s.removed = true;
+        }
+      }
+      aliases.values().removeIf(s -> s.removed);
+    }
+  }
+
+  // ---- Truncation ----------------------------------------------------------------------------
+
+  /**
+   * Drops everything older than {@code before} (it was written to a block) and refuses samples
+   * older than it from now on. Series left without samples are removed.
+   *
+   * @return the number of series removed
+   */
+  public int truncate(long before) {
+    appendLock.lock();
+    try {
+      minValidTime = Math.max(minValidTime, before);
+      Set<Integer> removedRefs = new HashSet<>();
+      long lo = Long.MAX_VALUE;
+      synchronized (createLock) {
+        for (MemSeries s : series.values()) {
+          if (s.dropChunksBefore(before)) {
+            s.removed = true;
+            series.remove(s.labels());
+            refs.put(s.ref(), null);
+            removedRefs.add(s.ref());
+          } else {
+            lo = Math.min(lo, s.minTime());
+          }
+        }
+        if (!removedRefs.isEmpty()) {
+          postings.removeIf(removedRefs::contains);
+          aliases.values().removeIf(s -> s.removed);
+        }
+      }
+      minTime = lo; // maxTime stays: the out-of-bounds rule keeps following the newest sample seen
+      return removedRefs.size();
+    } finally {
+      appendLock.unlock();
+    }
+  }
+
+  /** Whether a WAL ref still contributes to the head (for checkpoints). */
+  public boolean isLive(int ref) {
+    return refs.get(ref) != null || aliases.containsKey(ref);
+  }
+
+  // ---- Queries -------------------------------------------------------------------------------
 
   /**
    * The series that satisfy all matchers and have samples in {@code [mint, maxt]}, sorted by
    * labels, each with the chunks overlapping the range.
    */
   public List<SeriesChunks> select(long mint, long maxt, List<Matcher> matchers) {
-    int[] selected = postings.select(matchers);
+    int[] selected = Selector.select(postings, matchers);
     List<SeriesChunks> out = new ArrayList<>();
     for (int ref : selected) {
       MemSeries s = refs.get(ref);
@@ -159,7 +426,7 @@ public final class TenantHead {
 
   /** Sorted label names of the matching series with samples in the range. */
   public List<String> labelNames(long mint, long maxt, List<Matcher> matchers) {
-    Set<String> names = new TreeSet<>();
+    Set<String> names = new TreeSet<>(dev.weir.storage.tsdb.labels.Utf8Order.COMPARATOR);
     if (matchers.isEmpty() && coversAll(mint, maxt)) {
       names.addAll(postings.labelNames());
     } else {
@@ -170,31 +437,26 @@ public final class TenantHead {
 
   /** Sorted values of a label among the matching series with samples in the range. */
   public List<String> labelValues(String name, long mint, long maxt, List<Matcher> matchers) {
-    Set<String> values = new TreeSet<>();
+    Set<String> values = new TreeSet<>(dev.weir.storage.tsdb.labels.Utf8Order.COMPARATOR);
     if (matchers.isEmpty() && coversAll(mint, maxt)) {
       values.addAll(postings.labelValues(name));
     } else {
-      forEachSeries(
-          mint,
-          maxt,
-          matchers,
-          s -> {
-            String v = s.labels().get(name);
-            if (v != null) {
-              values.add(v);
-            }
-          });
+      forEachSeries(mint, maxt, matchers, s -> {
+        String v = s.labels().get(name);
+        if (v != null) {
+          values.add(v);
+        }
+      });
     }
     return new ArrayList<>(values);
   }
 
-  private static boolean coversAll(long mint, long maxt) {
-    return mint == Long.MIN_VALUE && maxt == Long.MAX_VALUE;
+  private boolean coversAll(long mint, long maxt) {
+    return mint <= minTime && maxt >= maxTime;
   }
 
-  private void forEachSeries(
-      long mint, long maxt, List<Matcher> matchers, java.util.function.Consumer<MemSeries> action) {
-    for (int ref : postings.select(matchers)) {
+  private void forEachSeries(long mint, long maxt, List<Matcher> matchers, Consumer<MemSeries> action) {
+    for (int ref : Selector.select(postings, matchers)) {
       MemSeries s = refs.get(ref);
       if (s != null && s.hasSamples() && s.minTime() <= maxt && s.maxTime() >= mint) {
         action.accept(s);
@@ -207,12 +469,27 @@ public final class TenantHead {
     return series.get(labels);
   }
 
-  /** Bytes of chunk data held by all series (an estimate for memory reporting). */
-  public long chunkBytes() {
+  /** All series, for compaction (a snapshot of the set; sample data is read under each series). */
+  public List<MemSeries> allSeries() {
+    return new ArrayList<>(series.values());
+  }
+
+  /**
+   * Estimated heap bytes of the head: per series its objects, label array, index entries and
+   * chunk data (strings are shared through interning and counted once in the interner).
+   */
+  public long memoryBytesEstimate() {
     long n = 0;
     for (MemSeries s : series.values()) {
-      n += s.chunkBytes();
+      n += SERIES_OVERHEAD_BYTES + 16L + 4L * 2 * s.labels().size() + 8L * s.labels().size()
+          + s.chunkBytes();
     }
     return n;
   }
+
+  /**
+   * Object overhead per series: MemSeries (~112 bytes with headers and fields), Labels (24),
+   * map node (32) and table slot (8), ref page slot (4), chunk arrays (~64).
+   */
+  static final long SERIES_OVERHEAD_BYTES = 112 + 24 + 32 + 8 + 4 + 64;
 }

@@ -13,7 +13,7 @@ import org.jspecify.annotations.Nullable;
  * <p>Stored as one interleaved array {@code [name0, value0, name1, value1, ...]} so a series costs
  * one object and one array; strings are expected to be interned by the caller when many series
  * share them (see {@link Interner}). Equality and ordering follow Prometheus: label by label,
- * name first, then value, a prefix sorts first.
+ * name first, then value, a prefix sorts first, strings in UTF-8 byte order ({@link Utf8Order}).
  *
  * <p>Thread-safe (immutable).
  */
@@ -83,7 +83,7 @@ public final class Labels implements Comparable<Labels> {
       String name = pairs[i];
       String value = pairs[i + 1];
       int j = i - 2;
-      while (j >= 0 && pairs[j].compareTo(name) > 0) {
+      while (j >= 0 && Utf8Order.compare(pairs[j], name) > 0) {
         pairs[j + 2] = pairs[j];
         pairs[j + 3] = pairs[j + 1];
         j -= 2;
@@ -110,7 +110,7 @@ public final class Labels implements Comparable<Labels> {
   /** Returns the value of a label, or null when the series has no such label. */
   public @Nullable String get(String name) {
     for (int i = 0; i < pairs.length; i += 2) {
-      int c = pairs[i].compareTo(name);
+      int c = Utf8Order.compare(pairs[i], name);
       if (c == 0) {
         return pairs[i + 1];
       }
@@ -169,7 +169,7 @@ public final class Labels implements Comparable<Labels> {
   public int compareTo(Labels o) {
     int n = Math.min(pairs.length, o.pairs.length);
     for (int i = 0; i < n; i++) {
-      int c = pairs[i].compareTo(o.pairs[i]);
+      int c = Utf8Order.compare(pairs[i], o.pairs[i]);
       if (c != 0) {
         return c;
       }

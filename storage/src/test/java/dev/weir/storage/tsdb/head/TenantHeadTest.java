@@ -17,12 +17,12 @@ import org.junit.jupiter.api.Test;
 class TenantHeadTest {
   private final AtomicLong wall = new AtomicLong(1_000);
   private final TenantHead head =
-      new TenantHead("t", new HeadConfig(7_200_000L, 120), new Interner(), wall::get);
+      new TenantHead("t", new HeadConfig(7_200_000L, 120), HeadOptions.inMemory(new Interner(), wall::get));
 
   private CommitResult append(Labels l, long t, double v) {
     Appender app = head.appender();
     app.add(app.series(l), t, v);
-    return app.commit();
+    return app.commit(false);
   }
 
   private SeriesChunks.Samples samples(Labels l) {
@@ -86,7 +86,7 @@ class TenantHeadTest {
     app.add(s, 20, 2);
     app.add(s, 15, 3); // older than the batch's own previous sample
     app.add(s, 20, 2); // identical to the batch's previous sample
-    CommitResult r = app.commit();
+    CommitResult r = app.commit(false);
     assertThat(r.appended()).isEqualTo(2);
     assertThat(r.duplicates()).isEqualTo(1);
     assertThat(r.rejections()).extracting(Rejection::timestamp).containsExactly(15L);
@@ -177,10 +177,10 @@ class TenantHeadTest {
             Labels l = Labels.of("__name__", "s" + r.nextInt(50), "thread", String.valueOf(id));
             app.add(app.series(l), i, i);
             if (i % 100 == 99) {
-              app.commit();
+              app.commit(false);
             }
           }
-          app.commit();
+          app.commit(false);
         }));
       }
       for (Future<?> f : fs) {

@@ -1,4 +1,4 @@
-package dev.weir.storage.tsdb.head;
+package dev.weir.storage.tsdb.postings;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,16 +1,16 @@
-package dev.weir.storage.tsdb.head;
+package dev.weir.storage.tsdb.postings;
 
 import java.util.Arrays;
 import java.util.List;
 import java.util.PriorityQueue;
 
 /** Set operations on sorted, duplicate-free int arrays. Stateless. */
-final class Sorted {
-  static final int[] EMPTY = new int[0];
+public final class Sorted {
+  public static final int[] EMPTY = new int[0];
 
   private Sorted() {}
 
-  static int[] intersect(int[] a, int[] b) {
+  public static int[] intersect(int[] a, int[] b) {
     int[] out = new int[Math.min(a.length, b.length)];
     int i = 0;
     int j = 0;
@@ -29,7 +29,7 @@ final class Sorted {
     return Arrays.copyOf(out, n);
   }
 
-  static int[] subtract(int[] a, int[] b) {
+  public static int[] subtract(int[] a, int[] b) {
     if (b.length == 0) {
       return a;
     }
@@ -47,7 +47,7 @@ final class Sorted {
     return Arrays.copyOf(out, n);
   }
 
-  static int[] union(List<int[]> lists) {
+  public static int[] union(List<int[]> lists) {
     if (lists.isEmpty()) {
       return EMPTY;
     }

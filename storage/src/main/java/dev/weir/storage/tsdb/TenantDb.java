@@ -1,0 +1,275 @@
+package dev.weir.storage.tsdb;
+
+import dev.weir.storage.tsdb.block.Block;
+import dev.weir.storage.tsdb.block.BlockWriter;
+import dev.weir.storage.tsdb.block.Ulid;
+import dev.weir.storage.tsdb.head.ChunkData;
+import dev.weir.storage.tsdb.head.HeadOptions;
+import dev.weir.storage.tsdb.head.SeriesChunks;
+import dev.weir.storage.tsdb.head.TenantHead;
+import dev.weir.storage.tsdb.labels.Interner;
+import dev.weir.storage.tsdb.labels.Labels;
+import dev.weir.storage.tsdb.labels.Matcher;
+import dev.weir.storage.tsdb.labels.Utf8Order;
+import dev.weir.storage.tsdb.wal.Checkpoint;
+import dev.weir.storage.tsdb.wal.Wal;
+import dev.weir.storage.tsdb.wal.WalCorruptionException;
+import dev.weir.storage.tsdb.wal.WalReader;
+import dev.weir.storage.tsdb.wal.WalRecords;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntSupplier;
+import java.util.function.LongSupplier;
+import java.util.stream.Stream;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One tenant's storage: its head, its WAL and its blocks. Queries merge blocks and head.
+ *
+ * <p>Compaction writes the head's oldest complete block range to a block once the head spans
+ * more than 1.5 ranges (by then the out-of-bounds rule refuses samples for that range), truncates
+ * the head, and checkpoints the WAL so replay stays bounded.
+ *
+ * <p>Thread-safe. Compaction and retention run on the storage's single background thread.
+ */
+public final class TenantDb {
+  private static final Logger log = LoggerFactory.getLogger(TenantDb.class);
+
+  private final String tenant;
+  private final TsdbConfig config;
+  private final TsdbMetrics metrics;
+  private final LongSupplier wallClock;
+  private final TenantHead head;
+  private final CopyOnWriteArrayList<Block> blocks = new CopyOnWriteArrayList<>();
+  private @Nullable Wal wal;
+
+  private TenantDb(String tenant, TsdbConfig config, TsdbMetrics metrics, LongSupplier wallClock, TenantHead head) {
+    this.tenant = tenant;
+    this.config = config;
+    this.metrics = metrics;
+    this.wallClock = wallClock;
+    this.head = head;
+  }
+
+  /** Opens (or creates) a tenant: loads its blocks, replays its WAL, then opens it for writing. */
+  static TenantDb open(String tenant, TsdbConfig config, TsdbMetrics metrics, Interner interner,
+      LongSupplier wallClock, IntSupplier maxSeries) throws IOException, WalCorruptionException {
+    TenantHead head = new TenantHead(tenant, config.head(), new HeadOptions(interner, wallClock, null, maxSeries));
+    TenantDb db = new TenantDb(tenant, config, metrics, wallClock, head);
+    db.loadBlocks();
+    long blocksEnd = db.blocks.stream().mapToLong(b -> b.meta().maxTime()).max().orElse(Long.MIN_VALUE);
+    head.setMinValidTime(blocksEnd);
+    long t0 = System.nanoTime();
+    AtomicLong samples = new AtomicLong();
+    AtomicLong unknown = new AtomicLong();
+    head.beginReplay();
+    WalReader.Result r = WalReader.replay(config.walDir(tenant), new WalRecords.Visitor() {
+      @Override
+      public void series(int ref, Labels labels) {
+        head.replaySeries(ref, labels);
+      }
+
+      @Override
+      public void sample(int ref, long t, double v) {
+        if (head.replaySample(ref, t, v)) {
+          samples.incrementAndGet();
+        } else {
+          unknown.incrementAndGet();
+        }
+      }
+    }, config.walRepair(), metrics.wal, tenant);
+    head.finishReplay();
+    metrics.samplesReplayed.increment(samples.get());
+    if (unknown.get() > 0) {
+      log.warn("msg=\"WAL samples without series record skipped\" user={} samples={}", tenant, unknown.get());
+    }
+    double secs = (System.nanoTime() - t0) / 1e9;
+    if (r.records() > 0) {
+      log.info("msg=\"WAL replayed\" user={} segments={} series={} samples={} seconds={} samples_per_s={}",
+          tenant, r.segments(), head.numSeries(), samples.get(), String.format("%.2f", secs),
+          String.format("%.0f", samples.get() / Math.max(secs, 1e-9)));
+    }
+    Wal w = Wal.open(config.walDir(tenant), config.walSegmentBytes(), config.channelOpener(), metrics.wal, tenant);
+    db.wal = w;
+    head.attachWal(w);
+    return db;
+  }
+
+  private void loadBlocks() throws IOException {
+    Path dir = config.blocksDir(tenant);
+    if (!Files.isDirectory(dir)) {
+      return;
+    }
+    List<Path> dirs;
+    try (Stream<Path> s = Files.list(dir)) {
+      dirs = s.toList();
+    }
+    for (Path p : dirs) {
+      String name = p.getFileName().toString();
+      if (name.endsWith(".tmp")) {
+        BlockWriter.deleteRecursively(p); // a compaction that crashed before its rename
+      } else if (Ulid.isUlid(name) && Files.exists(p.resolve("meta.json"))) {
+        blocks.add(Block.open(p));
+      }
+    }
+    blocks.sort(Comparator.comparingLong(b -> b.meta().minTime()));
+  }
+
+  public String tenant() {
+    return tenant;
+  }
+
+  public TenantHead head() {
+    return head;
+  }
+
+  public @Nullable Wal wal() {
+    return wal;
+  }
+
+  public List<Block> blocks() {
+    return List.copyOf(blocks);
+  }
+
+  /** Compacts every complete range it can; returns how many blocks it wrote. */
+  int compact() throws IOException, WalCorruptionException {
+    long range = config.head().chunkRangeMillis();
+    int written = 0;
+    while (true) {
+      long min = head.minTime();
+      long max = head.maxTime();
+      if (min == Long.MAX_VALUE) {
+        break;
+      }
+      long start = Math.floorDiv(min, range) * range;
+      long end = start + range;
+      if (max < end + range / 2) {
+        break;
+      }
+      List<SeriesChunks> data = new ArrayList<>();
+      for (SeriesChunks s : head.select(start, end - 1, List.of())) {
+        List<ChunkData> inRange = new ArrayList<>();
+        for (ChunkData c : s.chunks()) {
+          if (c.minTime() >= start && c.maxTime() < end) {
+            inRange.add(c);
+          }
+        }
+        if (!inRange.isEmpty()) {
+          data.add(new SeriesChunks(s.labels(), inRange));
+        }
+      }
+      if (!data.isEmpty()) {
+        String ulid = Ulid.random(wallClock.getAsLong());
+        BlockWriter.write(config.blocksDir(tenant), ulid, start, end, data, "");
+        Block b = Block.open(config.blocksDir(tenant).resolve(ulid));
+        blocks.add(b);
+        blocks.sort(Comparator.comparingLong(x -> x.meta().minTime()));
+        log.info("msg=\"head compacted into block\" user={} block={} min_time={} max_time={} series={} samples={}",
+            tenant, ulid, start, end, b.meta().numSeries(), b.meta().numSamples());
+        written++;
+        metrics.compactions.increment();
+      }
+      int removed = head.truncate(end);
+      checkpoint(end, removed);
+    }
+    return written;
+  }
+
+  private void checkpoint(long minTime, int removedSeries) {
+    Wal w = wal;
+    if (w == null) {
+      return;
+    }
+    try {
+      int last = w.roll();
+      Checkpoint.create(config.walDir(tenant), last, head::isLive, minTime, metrics.wal, tenant);
+      log.info("msg=\"WAL checkpointed\" user={} through_segment={} removed_series={}", tenant, last, removedSeries);
+    } catch (IOException | WalCorruptionException e) {
+      metrics.checkpointsFailed.increment();
+      log.warn("msg=\"WAL checkpoint failed; segments kept, retried after the next compaction\" user={} err=\"{}\"",
+          tenant, e.toString());
+    }
+  }
+
+  /** Deletes blocks entirely older than the newest data minus the retention. */
+  void applyRetention() throws IOException {
+    if (config.retention().isZero() || blocks.isEmpty()) {
+      return;
+    }
+    long newest = Math.max(head.maxTime(), blocks.stream().mapToLong(b -> b.meta().maxTime()).max().orElse(Long.MIN_VALUE));
+    long cutoff = newest - config.retention().toMillis();
+    for (Block b : blocks) {
+      if (b.meta().maxTime() <= cutoff) {
+        blocks.remove(b);
+        BlockWriter.deleteRecursively(b.dir());
+        metrics.blocksDeleted.increment();
+        log.info("msg=\"block deleted by retention\" user={} block={} max_time={}", tenant, b.meta().ulid(),
+            b.meta().maxTime());
+      }
+    }
+  }
+
+  /** Series from blocks and head merged by labels, in label order. */
+  public List<SeriesChunks> select(long mint, long maxt, List<Matcher> matchers) {
+    List<Block> overlapping = new ArrayList<>();
+    for (Block b : blocks) {
+      if (b.overlaps(mint, maxt)) {
+        overlapping.add(b);
+      }
+    }
+    List<SeriesChunks> fromHead = head.select(mint, maxt, matchers);
+    if (overlapping.isEmpty()) {
+      return fromHead;
+    }
+    TreeMap<Labels, List<ChunkData>> merged = new TreeMap<>();
+    for (Block b : overlapping) {
+      for (SeriesChunks s : b.select(mint, maxt, matchers)) {
+        merged.computeIfAbsent(s.labels(), k -> new ArrayList<>()).addAll(s.chunks());
+      }
+    }
+    for (SeriesChunks s : fromHead) {
+      merged.computeIfAbsent(s.labels(), k -> new ArrayList<>()).addAll(s.chunks());
+    }
+    List<SeriesChunks> out = new ArrayList<>(merged.size());
+    merged.forEach((l, c) -> {
+      c.sort(Comparator.comparingLong(ChunkData::minTime));
+      out.add(new SeriesChunks(l, c));
+    });
+    return out;
+  }
+
+  public List<String> labelNames(long mint, long maxt, List<Matcher> matchers) {
+    TreeSet<String> names = new TreeSet<>(Utf8Order.COMPARATOR);
+    names.addAll(head.labelNames(mint, maxt, matchers));
+    for (Block b : blocks) {
+      names.addAll(b.labelNames(mint, maxt, matchers));
+    }
+    return new ArrayList<>(names);
+  }
+
+  public List<String> labelValues(String name, long mint, long maxt, List<Matcher> matchers) {
+    TreeSet<String> values = new TreeSet<>(Utf8Order.COMPARATOR);
+    values.addAll(head.labelValues(name, mint, maxt, matchers));
+    for (Block b : blocks) {
+      values.addAll(b.labelValues(name, mint, maxt, matchers));
+    }
+    return new ArrayList<>(values);
+  }
+
+  void close() throws IOException {
+    Wal w = wal;
+    if (w != null) {
+      w.close();
+    }
+  }
+}

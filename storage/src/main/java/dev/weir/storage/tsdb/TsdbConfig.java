@@ -1,0 +1,71 @@
+package dev.weir.storage.tsdb;
+
+import dev.weir.storage.tsdb.head.HeadConfig;
+import dev.weir.storage.tsdb.wal.Wal;
+import java.nio.file.Path;
+import java.time.Duration;
+
+/**
+ * Storage settings (flags {@code blocks-storage.tsdb.*}).
+ *
+ * @param dataDir where {@code wal/<tenant>} and {@code tsdb/<tenant>/<block>} live
+ * @param head chunk range (= block range) and samples per chunk
+ * @param walSegmentBytes WAL segment size
+ * @param fsync when acknowledged writes are fsynced
+ * @param fsyncInterval period of the background fsync in {@link FsyncMode#INTERVAL}
+ * @param walRepair truncate a WAL corrupt in the middle instead of refusing to start
+ * @param retention blocks whose data is older than the newest sample minus this are deleted;
+ *     zero keeps everything
+ * @param compactionInterval how often heads are checked for a complete range to compact
+ * @param channelOpener opens WAL segments (test knob: inject I/O failures)
+ */
+public record TsdbConfig(Path dataDir, HeadConfig head, long walSegmentBytes, FsyncMode fsync,
+    Duration fsyncInterval, boolean walRepair, Duration retention, Duration compactionInterval,
+    Wal.ChannelOpener channelOpener) {
+
+  /** When the WAL is fsynced. */
+  public enum FsyncMode {
+    /** Before a push is acknowledged (group commit across concurrent pushes). */
+    ALWAYS,
+    /** In the background every interval; a push is acknowledged once written (survives kill -9). */
+    INTERVAL
+  }
+
+  public static TsdbConfig defaults(Path dataDir) {
+    return new TsdbConfig(dataDir, HeadConfig.DEFAULT, 128L << 20, FsyncMode.ALWAYS, Duration.ofSeconds(1),
+        false, Duration.ofDays(15), Duration.ofMinutes(1), Wal.DEFAULT_OPENER);
+  }
+
+  public TsdbConfig withChannelOpener(Wal.ChannelOpener opener) {
+    return new TsdbConfig(dataDir, head, walSegmentBytes, fsync, fsyncInterval, walRepair, retention,
+        compactionInterval, opener);
+  }
+
+  public TsdbConfig withWalSegmentBytes(long bytes) {
+    return new TsdbConfig(dataDir, head, bytes, fsync, fsyncInterval, walRepair, retention,
+        compactionInterval, channelOpener);
+  }
+
+  public TsdbConfig withWalRepair(boolean repair) {
+    return new TsdbConfig(dataDir, head, walSegmentBytes, fsync, fsyncInterval, repair, retention,
+        compactionInterval, channelOpener);
+  }
+
+  public TsdbConfig withRetention(Duration r) {
+    return new TsdbConfig(dataDir, head, walSegmentBytes, fsync, fsyncInterval, walRepair, r,
+        compactionInterval, channelOpener);
+  }
+
+  public TsdbConfig withHead(HeadConfig h) {
+    return new TsdbConfig(dataDir, h, walSegmentBytes, fsync, fsyncInterval, walRepair, retention,
+        compactionInterval, channelOpener);
+  }
+
+  public Path walDir(String tenant) {
+    return dataDir.resolve("wal").resolve(tenant);
+  }
+
+  public Path blocksDir(String tenant) {
+    return dataDir.resolve("tsdb").resolve(tenant);
+  }
+}

@@ -1,0 +1,37 @@
+package dev.weir.storage.tsdb;
+
+import dev.weir.storage.tsdb.wal.WalMetrics;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+
+/** Metrics of the storage: compactions, blocks, retention, replay; plus the WAL's. Thread-safe. */
+public final class TsdbMetrics {
+  final MeterRegistry registry;
+  final WalMetrics wal;
+  final Counter compactions;
+  final Counter compactionsFailed;
+  final Counter blocksDeleted;
+  final Counter checkpointsFailed;
+  final Counter samplesReplayed;
+
+  public TsdbMetrics(MeterRegistry r) {
+    registry = r;
+    wal = new WalMetrics(r);
+    compactions = Counter.builder("weir.tsdb.compactions")
+        .description("Head ranges written to blocks.").register(r);
+    compactionsFailed = Counter.builder("weir.tsdb.compactions.failed")
+        .description("Head compactions that failed (retried at the next interval).").register(r);
+    blocksDeleted = Counter.builder("weir.tsdb.blocks.deleted.retention")
+        .description("Blocks deleted because they fell out of the retention period.").register(r);
+    checkpointsFailed = Counter.builder("weir.tsdb.checkpoints.failed")
+        .description("WAL checkpoints that failed (the WAL keeps its segments; retried next compaction).")
+        .register(r);
+    samplesReplayed = Counter.builder("weir.tsdb.replayed.samples")
+        .description("Samples restored into heads from WAL and checkpoints at start-up.").register(r);
+  }
+
+  public static TsdbMetrics noop() {
+    return new TsdbMetrics(new SimpleMeterRegistry());
+  }
+}

@@ -1,0 +1,4 @@
+@NullMarked
+package dev.weir.storage.tsdb.block;
+
+import org.jspecify.annotations.NullMarked;

@@ -1,0 +1,317 @@
+package dev.weir.storage.tsdb.wal;
+
+import dev.weir.storage.errors.ServerErrorException;
+import dev.weir.storage.util.ByteSink;
+import java.io.Closeable;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.OpenOption;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The write-ahead log of one tenant head: numbered segment files ({@code 00000000},
+ * {@code 00000001}, ...) of {@link WalRecords}. Every open starts a new segment, so a repaired
+ * tail is never appended to.
+ *
+ * <p>Positions are LSNs: the number of bytes appended since open. {@link #append} writes (the
+ * page cache: survives kill -9) and returns the LSN after the batch; {@link #awaitDurable}
+ * blocks until an fsync covers it. Concurrent waiters share one fsync (group commit).
+ *
+ * <p>Failures: a failed write is rolled back (the segment truncated to its previous end) and
+ * reported as {@link ServerErrorException}; if even that fails, later appends retry the
+ * truncation first, so the file never holds a partial record followed by valid ones. A failed
+ * fsync leaves the page cache in an unknown state: the WAL then refuses all writes until the
+ * process restarts and replays what is really on disk.
+ *
+ * <p>Thread-safety: {@link #append} and {@link #roll} are called under the head's append lock
+ * (one writer); {@link #awaitDurable} and {@link #sync} from any thread.
+ */
+public final class Wal implements Closeable {
+  private static final Logger log = LoggerFactory.getLogger(Wal.class);
+
+  /** Opens segment files; tests substitute a channel that fails on demand. */
+  @FunctionalInterface
+  public interface ChannelOpener {
+    FileChannel open(Path path, OpenOption... options) throws IOException;
+  }
+
+  public static final ChannelOpener DEFAULT_OPENER = FileChannel::open;
+
+  private final Path dir;
+  private final long segmentSize;
+  private final ChannelOpener opener;
+  private final WalMetrics metrics;
+  private final String tenant;
+
+  private final Object state = new Object();
+  private FileChannel current;
+  private int currentIndex;
+  /** End of the last complete record in the current segment. */
+  private long segmentPos;
+  /** Whether a failed write left bytes after {@link #segmentPos} that must be truncated first. */
+  private boolean dirtyTail;
+  private volatile long written;
+  private volatile @Nullable String fsyncFailure;
+
+  private final Object syncMonitor = new Object();
+  private long durable;
+  private boolean syncing;
+
+  private Wal(Path dir, long segmentSize, ChannelOpener opener, WalMetrics metrics, String tenant,
+      FileChannel current, int currentIndex) {
+    this.dir = dir;
+    this.segmentSize = segmentSize;
+    this.opener = opener;
+    this.metrics = metrics;
+    this.tenant = tenant;
+    this.current = current;
+    this.currentIndex = currentIndex;
+  }
+
+  /** Opens the WAL in {@code dir} for appending, in a new segment after the existing ones. */
+  public static Wal open(Path dir, long segmentSize, ChannelOpener opener, WalMetrics metrics, String tenant)
+      throws IOException {
+    Files.createDirectories(dir);
+    List<Integer> existing = segments(dir);
+    int next = existing.isEmpty() ? 0 : existing.get(existing.size() - 1) + 1;
+    FileChannel ch = createSegment(dir, next, opener);
+    return new Wal(dir, segmentSize, opener, metrics, tenant, ch, next);
+  }
+
+  private static FileChannel createSegment(Path dir, int index, ChannelOpener opener) throws IOException {
+    FileChannel ch = opener.open(segmentPath(dir, index), StandardOpenOption.CREATE_NEW,
+        StandardOpenOption.WRITE);
+    syncDir(dir);
+    return ch;
+  }
+
+  public static Path segmentPath(Path dir, int index) {
+    return dir.resolve(String.format("%08d", index));
+  }
+
+  /** Indexes of the segment files in {@code dir}, ascending. */
+  public static List<Integer> segments(Path dir) throws IOException {
+    List<Integer> out = new ArrayList<>();
+    if (!Files.isDirectory(dir)) {
+      return out;
+    }
+    try (Stream<Path> s = Files.list(dir)) {
+      s.map(p -> p.getFileName().toString())
+          .filter(n -> n.length() == 8 && n.chars().allMatch(Character::isDigit))
+          .forEach(n -> out.add(Integer.parseInt(n)));
+    }
+    out.sort(null);
+    return out;
+  }
+
+  public Path dir() {
+    return dir;
+  }
+
+  /** Index of the segment being written. */
+  public int currentSegment() {
+    synchronized (state) {
+      return currentIndex;
+    }
+  }
+
+  /** Why the WAL refuses writes (a failed fsync), or null. */
+  public @Nullable String failure() {
+    return fsyncFailure;
+  }
+
+  /**
+   * Writes whole framed records; returns the LSN after them.
+   *
+   * @throws ServerErrorException when nothing could be written (the WAL is unchanged)
+   */
+  public long append(ByteSink records) {
+    String failed = fsyncFailure;
+    if (failed != null) {
+      metrics.writesFailed.increment();
+      throw new ServerErrorException("WAL of tenant " + tenant + " is unusable after a failed fsync ("
+          + failed + "); restart to recover");
+    }
+    synchronized (state) {
+      try {
+        if (dirtyTail) {
+          current.truncate(segmentPos);
+          current.position(segmentPos);
+          dirtyTail = false;
+        }
+        if (segmentPos > 0 && segmentPos + records.length() > segmentSize) {
+          rollLocked();
+        }
+        ByteBuffer b = records.asBuffer();
+        while (b.hasRemaining()) {
+          current.write(b);
+        }
+      } catch (IOException e) {
+        dirtyTail = true;
+        rollbackLocked();
+        metrics.writesFailed.increment();
+        throw new ServerErrorException("WAL write failed for tenant " + tenant + ": " + e.getMessage(), e);
+      }
+      segmentPos += records.length();
+      written += records.length();
+      metrics.bytesWritten.increment(records.length());
+      return written;
+    }
+  }
+
+  private void rollbackLocked() {
+    try {
+      current.truncate(segmentPos);
+      current.position(segmentPos);
+      dirtyTail = false;
+    } catch (IOException e) {
+      log.warn("msg=\"cannot truncate WAL segment after failed write, will retry before the next write\""
+          + " user={} segment={} err=\"{}\"", tenant, currentIndex, e.toString());
+    }
+  }
+
+  /**
+   * Blocks until everything up to {@code lsn} is fsynced. One caller at a time runs the fsync,
+   * outside every lock; the others wait and are usually covered by it (group commit). Lock order:
+   * {@code state} before {@code syncMonitor} (see {@link #rollLocked}); this method never holds
+   * both.
+   */
+  public void awaitDurable(long lsn) {
+    while (true) {
+      synchronized (syncMonitor) {
+        while (true) {
+          if (durable >= lsn) {
+            return;
+          }
+          String failed = fsyncFailure;
+          if (failed != null) {
+            throw new ServerErrorException("WAL fsync failed for tenant " + tenant + ": " + failed);
+          }
+          if (!syncing) {
+            break;
+          }
+          try {
+            syncMonitor.wait();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ServerErrorException("interrupted while waiting for the WAL fsync");
+          }
+        }
+        syncing = true;
+      }
+      FileChannel ch;
+      long target;
+      synchronized (state) {
+        ch = current;
+        target = written;
+      }
+      boolean ok = false;
+      long t0 = System.nanoTime();
+      try {
+        ch.force(false);
+        ok = true;
+      } catch (ClosedChannelException e) {
+        ok = true; // rolled meanwhile: the roll fsynced this segment and moved durable past target
+      } catch (IOException e) {
+        fsyncFailure = e.toString();
+        metrics.fsyncsFailed.increment();
+        log.error("msg=\"WAL fsync failed; refusing writes until restart\" user={} err=\"{}\"",
+            tenant, e.toString());
+      } finally {
+        metrics.fsyncDuration.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
+        synchronized (syncMonitor) {
+          syncing = false;
+          if (ok) {
+            durable = Math.max(durable, target);
+          }
+          syncMonitor.notifyAll();
+        }
+      }
+    }
+  }
+
+  /** Makes everything appended so far durable. */
+  public void sync() {
+    awaitDurable(written);
+  }
+
+  /** The LSN after the last append. */
+  public long written() {
+    return written;
+  }
+
+  /**
+   * Closes the current segment (fsynced) and starts the next; returns the index of the segment
+   * that was closed, so everything up to it can be checkpointed.
+   */
+  public int roll() throws IOException {
+    synchronized (state) {
+      int closed = currentIndex;
+      rollLocked();
+      return closed;
+    }
+  }
+
+  private void rollLocked() throws IOException {
+    FileChannel old = current;
+    FileChannel next = createSegment(dir, currentIndex + 1, opener);
+    try {
+      old.force(false);
+    } catch (IOException e) {
+      next.close();
+      Files.deleteIfExists(segmentPath(dir, currentIndex + 1));
+      throw e;
+    }
+    old.close();
+    current = next;
+    currentIndex++;
+    segmentPos = 0;
+    synchronized (syncMonitor) {
+      durable = Math.max(durable, written);
+      syncMonitor.notifyAll();
+    }
+  }
+
+  /** Deletes segments with index below {@code index}. */
+  public void deleteSegmentsBefore(int index) throws IOException {
+    for (int s : segments(dir)) {
+      if (s < index) {
+        Files.deleteIfExists(segmentPath(dir, s));
+      }
+    }
+    syncDir(dir);
+  }
+
+  @Override
+  public void close() throws IOException {
+    synchronized (state) {
+      try {
+        if (fsyncFailure == null) {
+          current.force(false);
+        }
+      } finally {
+        current.close();
+      }
+    }
+  }
+
+  static void syncDir(Path dir) throws IOException {
+    try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
+      d.force(true);
+    } catch (IOException e) {
+      // Some file systems refuse fsync on directories; the data files are still synced.
+      log.debug("msg=\"directory fsync not supported\" dir={} err=\"{}\"", dir, e.toString());
+    }
+  }
+}

@@ -1,0 +1,4 @@
+@NullMarked
+package dev.weir.storage.tsdb.wal;
+
+import org.jspecify.annotations.NullMarked;

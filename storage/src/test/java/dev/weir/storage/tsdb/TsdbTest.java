@@ -1,0 +1,181 @@
+package dev.weir.storage.tsdb;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.weir.storage.errors.ClientErrorException;
+import dev.weir.storage.errors.ServerErrorException;
+import dev.weir.storage.testing.FaultyChannel;
+import dev.weir.storage.tsdb.block.BlockWriter;
+import dev.weir.storage.tsdb.block.Ulid;
+import dev.weir.storage.tsdb.head.Appender;
+import dev.weir.storage.tsdb.head.CommitResult;
+import dev.weir.storage.tsdb.head.HeadConfig;
+import dev.weir.storage.tsdb.head.RejectReason;
+import dev.weir.storage.tsdb.head.Rejection;
+import dev.weir.storage.tsdb.head.SeriesChunks;
+import dev.weir.storage.tsdb.labels.Labels;
+import dev.weir.storage.tsdb.wal.Checkpoint;
+import dev.weir.storage.tsdb.wal.Wal;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class TsdbTest {
+  static final long RANGE = 60_000;
+  @TempDir Path dir;
+  private final List<Tsdb> open = new ArrayList<>();
+  private int seriesLimit;
+  private final FaultyChannel.Faults faults = new FaultyChannel.Faults();
+
+  private Tsdb openTsdb(Duration retention) throws Exception {
+    TsdbConfig cfg = TsdbConfig.defaults(dir).withHead(new HeadConfig(RANGE, 120)).withRetention(retention)
+        .withWalSegmentBytes(8 * 1024).withChannelOpener(faults::open);
+    Tsdb t = new Tsdb(cfg, TsdbMetrics.noop(), () -> 1_000, tenant -> () -> seriesLimit);
+    t.open();
+    open.add(t);
+    return t;
+  }
+
+  @AfterEach
+  void closeAll() {
+    open.forEach(Tsdb::close);
+  }
+
+  private void close(Tsdb t) {
+    t.close();
+    open.remove(t);
+  }
+
+  /** Appends {@code series} series at every second in [from, to), time-major; returns what it wrote. */
+  private static Map<Labels, List<Long>> write(Tsdb t, String tenant, int series, long from, long to) {
+    Map<Labels, List<Long>> wrote = new TreeMap<>();
+    Appender app = t.head(tenant).appender();
+    for (long ts = from; ts < to; ts += 1000) {
+      for (int s = 0; s < series; s++) {
+        Labels l = Labels.of("__name__", "m", "s", String.valueOf(s));
+        app.add(app.series(l), ts, ts / 1000.0 + s);
+        wrote.computeIfAbsent(l, k -> new ArrayList<>()).add(ts);
+      }
+      CommitResult r = app.commit(true);
+      assertThat(r.rejections()).isEmpty();
+    }
+    return wrote;
+  }
+
+  private static Map<Labels, List<Long>> read(Tsdb t, String tenant) {
+    Map<Labels, List<Long>> got = new TreeMap<>();
+    for (SeriesChunks s : t.tenant(tenant).select(Long.MIN_VALUE, Long.MAX_VALUE, List.of())) {
+      SeriesChunks.Samples samples = s.samples(Long.MIN_VALUE, Long.MAX_VALUE);
+      List<Long> ts = new ArrayList<>();
+      for (int i = 0; i < samples.size(); i++) {
+        ts.add(samples.timestamps()[i]);
+        assertThat(samples.values()[i]).isEqualTo(samples.timestamps()[i] / 1000.0
+            + Integer.parseInt(s.labels().get("s")));
+      }
+      got.put(s.labels(), ts);
+    }
+    return got;
+  }
+
+  @Test
+  void restartReplaysTheWalExactly() throws Exception {
+    Tsdb t = openTsdb(Duration.ZERO);
+    Map<Labels, List<Long>> a = write(t, "a", 20, 0, 50_000);
+    Map<Labels, List<Long>> b = write(t, "b", 3, 10_000, 20_000);
+    close(t);
+    Tsdb again = openTsdb(Duration.ZERO);
+    assertThat(again.tenants()).containsExactly("a", "b");
+    assertThat(read(again, "a")).isEqualTo(a);
+    assertThat(read(again, "b")).isEqualTo(b);
+    // Appends continue after the replay with the same series.
+    write(again, "a", 20, 50_000, 51_000);
+    assertThat(read(again, "a").values()).allSatisfy(ts -> assertThat(ts).hasSize(51));
+  }
+
+  @Test
+  void compactionWritesBlocksTruncatesTheHeadAndCheckpointsTheWal() throws Exception {
+    Tsdb t = openTsdb(Duration.ZERO);
+    Map<Labels, List<Long>> wrote = write(t, "a", 10, 0, 300_000);
+    assertThat(Wal.segments(dir.resolve("wal/a")).size()).isGreaterThan(3);
+    t.compactAll();
+    TenantDb db = t.tenant("a");
+    assertThat(db.blocks()).extracting(b -> b.meta().minTime()).containsExactly(0L, 60_000L, 120_000L, 180_000L);
+    assertThat(db.blocks()).allSatisfy(b -> assertThat(b.meta().numSeries()).isEqualTo(10));
+    assertThat(db.head().minTime()).isEqualTo(240_000);
+    assertThat(read(t, "a")).isEqualTo(wrote);
+    assertThat(Checkpoint.latest(dir.resolve("wal/a"))).isNotNull();
+
+    Appender app = db.head().appender();
+    app.add(app.series(Labels.of("__name__", "m", "s", "fresh")), 100_000, 1);
+    assertThat(app.commit(true).rejections()).extracting(Rejection::reason).containsExactly(RejectReason.OUT_OF_BOUNDS);
+
+    close(t);
+    Tsdb again = openTsdb(Duration.ZERO);
+    assertThat(read(again, "a")).as("after restart every sample exactly once").isEqualTo(wrote);
+    assertThat(again.tenant("a").head().minTime()).isEqualTo(240_000);
+  }
+
+  @Test
+  void replaySkipsSamplesAlreadyInABlock() throws Exception {
+    Tsdb t = openTsdb(Duration.ZERO);
+    Map<Labels, List<Long>> wrote = write(t, "a", 4, 0, 90_000);
+    // A crash after a block was written but before the head was truncated and checkpointed.
+    BlockWriter.write(dir.resolve("tsdb/a"), Ulid.random(5), 0, RANGE,
+        t.tenant("a").head().select(0, RANGE - 1, List.of()), "");
+    close(t);
+    Tsdb again = openTsdb(Duration.ZERO);
+    assertThat(again.tenant("a").head().minTime()).isEqualTo(RANGE);
+    assertThat(read(again, "a")).isEqualTo(wrote);
+  }
+
+  @Test
+  void retentionDeletesBlocksOlderThanTheNewestDataMinusTheRetention() throws Exception {
+    Tsdb t = openTsdb(Duration.ofMinutes(2));
+    write(t, "a", 2, 0, 301_000); // newest sample 300s: blocks ending at or before 180s go
+    t.compactAll();
+    assertThat(t.tenant("a").blocks()).extracting(b -> b.meta().minTime()).containsExactly(180_000L);
+    try (var s = Files.list(dir.resolve("tsdb/a"))) {
+      assertThat(s.count()).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void seriesLimitIsAClientErrorAndExistingSeriesKeepWorking() throws Exception {
+    seriesLimit = 2;
+    Tsdb t = openTsdb(Duration.ZERO);
+    write(t, "a", 2, 0, 2_000);
+    Appender app = t.head("a").appender();
+    assertThatThrownBy(() -> app.series(Labels.of("__name__", "m", "s", "new")))
+        .isInstanceOfSatisfying(ClientErrorException.class, e -> assertThat(e.reason()).isEqualTo("per_user_series_limit"))
+        .hasMessageContaining("per-user series limit of 2");
+    write(t, "a", 2, 2_000, 3_000);
+  }
+
+  @Test
+  void fullDiskFailsTheCommitWithoutApplyingAnythingAndRecoversWhenSpaceReturns() throws Exception {
+    Tsdb t = openTsdb(Duration.ZERO);
+    Map<Labels, List<Long>> before = write(t, "a", 3, 0, 5_000);
+    faults.diskFull.set(true);
+    Appender app = t.head("a").appender();
+    app.add(app.series(Labels.of("__name__", "m", "s", "0")), 5_000, 5);
+    app.add(app.series(Labels.of("__name__", "m", "s", "new")), 5_000, 5);
+    assertThatThrownBy(() -> app.commit(true)).isInstanceOf(ServerErrorException.class)
+        .hasMessageContaining("No space left");
+    assertThat(read(t, "a")).as("nothing of the failed batch is visible").isEqualTo(before);
+    faults.diskFull.set(false);
+    Map<Labels, List<Long>> after = write(t, "a", 3, 5_000, 6_000);
+    close(t);
+    Tsdb again = openTsdb(Duration.ZERO);
+    Map<Labels, List<Long>> expected = new TreeMap<>(before);
+    after.forEach((l, ts) -> expected.get(l).addAll(ts));
+    assertThat(read(again, "a")).isEqualTo(expected);
+  }
+}
