@@ -22,6 +22,7 @@ import dev.weir.proto.prompb.Sample;
 import dev.weir.proto.prompb.TimeSeries;
 import dev.weir.proto.prompb.WriteRequest;
 import dev.weir.storage.tsdb.Tsdb;
+import dev.weir.storage.testing.FaultyChannel;
 import dev.weir.storage.tsdb.TsdbConfig;
 import dev.weir.storage.tsdb.TsdbMetrics;
 import io.grpc.ManagedChannel;
@@ -55,10 +56,12 @@ class IngesterGrpcServiceTest {
   private Server server;
   private ManagedChannel channel;
   private Ingester ingester;
+  private final FaultyChannel.Faults faults = new FaultyChannel.Faults();
 
   @BeforeEach
   void setUp() throws Exception {
-    Tsdb tsdb = new Tsdb(TsdbConfig.defaults(dir), new TsdbMetrics(registry), clock::get, t -> () -> 0);
+    Tsdb tsdb = new Tsdb(TsdbConfig.defaults(dir).withChannelOpener(faults::open), new TsdbMetrics(registry),
+        clock::get, t -> () -> 0);
     ingester = new Ingester(new IngesterConfig("ingester-0", dir, Duration.ofMinutes(20)), tsdb,
         t -> new Limits(30, 1024, 2048, Duration.ofMinutes(10), 0),
         new IngesterMetrics(registry, clock::get, 1_200_000), clock::get);
@@ -224,6 +227,46 @@ class IngesterGrpcServiceTest {
     assertThat(good).hasSize(3);
     assertThat(good).allSatisfy(ts -> assertThat(ts.getSamplesCount()).isEqualTo(1));
     assertThat(query("m", eq("__name__", "bad"))).isEmpty();
+  }
+
+  @Test
+  void fullDiskIsUnavailableStoresNothingAndRecoversWhenSpaceReturns() {
+    stub("d").push(write(series(List.of("__name__", "disk"), NOW - 2000, 1)));
+    faults.diskFull.set(true);
+    assertThatThrownBy(() -> stub("d").push(write(series(List.of("__name__", "disk"), NOW - 1000, 2),
+            series(List.of("__name__", "other"), NOW - 1000, 2))))
+        .isInstanceOfSatisfying(StatusRuntimeException.class,
+            e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE))
+        .hasMessageContaining("No space left on device");
+    assertThat(query("d", eq("__name__", "disk")).get(0).getSamplesCount()).isEqualTo(1);
+    assertThat(query("d", eq("__name__", "other"))).isEmpty();
+    faults.diskFull.set(false);
+    stub("d").push(write(series(List.of("__name__", "disk"), NOW - 1000, 2)));
+    assertThat(query("d", eq("__name__", "disk")).get(0).getSamplesCount()).isEqualTo(2);
+    assertThat(scrapeValue("weir_tsdb_wal_writes_failed_total")).isEqualTo(1);
+  }
+
+  @Test
+  void seriesLimitIsAClientError() throws Exception {
+    // The tenant limit here is 0 (off); the storage-level test covers the limit itself. This pins
+    // that the ingester maps it: a limited Tsdb rejects with per_user_series_limit, valid rest kept.
+    ingester.stop();
+    Tsdb limited = new Tsdb(TsdbConfig.defaults(dir.resolve("limited")), new TsdbMetrics(registry), clock::get,
+        t -> () -> 1);
+    Ingester small = new Ingester(new IngesterConfig("ingester-0", dir.resolve("limited"), Duration.ofMinutes(20)),
+        limited, t -> Limits.DEFAULT, new IngesterMetrics(registry, clock::get, 1_200_000), clock::get);
+    small.start();
+    try {
+      assertThatThrownBy(() -> small.push("l", write(series(List.of("__name__", "one"), NOW, 1),
+              series(List.of("__name__", "two"), NOW, 1))))
+          .hasMessageContaining("per-user series limit of 1");
+      assertThat(scrapeValue("weir_discarded_samples_total{reason=\"per_user_series_limit\",user=\"l\"}"))
+          .isEqualTo(1);
+      assertThat(small.select("l", 0, Long.MAX_VALUE, List.of())).hasSize(1);
+    } finally {
+      small.stop();
+      ingester.start();
+    }
   }
 
   @Test

@@ -55,7 +55,7 @@ public final class Tsdb implements AutoCloseable {
     this.wallClock = wallClock;
     this.seriesLimits = seriesLimits;
     Gauge.builder("weir.tsdb.head.memory.estimate.bytes", this, Tsdb::memoryEstimate)
-        .description("Estimated heap bytes held by all heads (series objects, labels, index, chunks).")
+        .description("Estimated heap bytes held by all heads: series objects, label strings, index, chunks.")
         .register(metrics.registry);
     Gauge.builder("weir.tsdb.blocks.loaded", this, t -> t.tenants.values().stream().mapToInt(d -> d.blocks().size()).sum())
         .description("Blocks open for queries.").register(metrics.registry);
@@ -197,8 +197,9 @@ public final class Tsdb implements AutoCloseable {
     return interner;
   }
 
-  long memoryEstimate() {
-    long n = 0;
+  /** Estimated heap bytes of all heads and the shared label strings. */
+  public long memoryEstimate() {
+    long n = interner.bytesEstimate();
     for (TenantDb db : tenants.values()) {
       n += db.head().memoryBytesEstimate();
     }

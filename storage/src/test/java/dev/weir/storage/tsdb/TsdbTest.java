@@ -124,6 +124,23 @@ class TsdbTest {
   }
 
   @Test
+  void startUpRepairsATornWalTailAndKeepsEverythingBeforeIt() throws Exception {
+    Tsdb t = openTsdb(Duration.ZERO);
+    Map<Labels, List<Long>> first = write(t, "a", 5, 0, 10_000);
+    write(t, "a", 5, 10_000, 11_000); // the last commit: its record will be torn
+    close(t);
+    List<Integer> segs = Wal.segments(dir.resolve("wal/a"));
+    Path last = Wal.segmentPath(dir.resolve("wal/a"), segs.get(segs.size() - 1));
+    dev.weir.storage.testing.Corrupt.truncate(last, Files.size(last) - 7);
+    Tsdb again = openTsdb(Duration.ZERO);
+    assertThat(read(again, "a")).isEqualTo(first);
+    // Appends go on after the repair; a second restart is clean.
+    write(again, "a", 5, 10_000, 12_000);
+    close(again);
+    assertThat(read(openTsdb(Duration.ZERO), "a").values()).allSatisfy(ts -> assertThat(ts).hasSize(12));
+  }
+
+  @Test
   void replaySkipsSamplesAlreadyInABlock() throws Exception {
     Tsdb t = openTsdb(Duration.ZERO);
     Map<Labels, List<Long>> wrote = write(t, "a", 4, 0, 90_000);

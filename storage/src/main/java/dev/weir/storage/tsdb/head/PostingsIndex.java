@@ -20,13 +20,17 @@ final class PostingsIndex implements PostingsSource {
   private final ConcurrentHashMap<String, ConcurrentHashMap<String, PostingList>> index =
       new ConcurrentHashMap<>();
   private final PostingList all = new PostingList();
+  private final java.util.concurrent.atomic.AtomicInteger lists = new java.util.concurrent.atomic.AtomicInteger();
 
   /** Adds a series; refs must be added in increasing order (the caller holds the write lock). */
   void add(int ref, Labels labels) {
     for (int i = 0; i < labels.size(); i++) {
       index
           .computeIfAbsent(labels.name(i), k -> new ConcurrentHashMap<>())
-          .computeIfAbsent(labels.value(i), k -> new PostingList())
+          .computeIfAbsent(labels.value(i), k -> {
+            lists.incrementAndGet();
+            return new PostingList();
+          })
           .add(ref);
     }
     all.add(ref);
@@ -39,11 +43,25 @@ final class PostingsIndex implements PostingsSource {
     for (Map.Entry<String, ConcurrentHashMap<String, PostingList>> byName : index.entrySet()) {
       ConcurrentHashMap<String, PostingList> values = byName.getValue();
       values.values().forEach(l -> l.retain(keep));
-      values.entrySet().removeIf(e -> e.getValue().size() == 0);
+      values.entrySet().removeIf(e -> {
+        boolean empty = e.getValue().size() == 0;
+        if (empty) {
+          lists.decrementAndGet();
+        }
+        return empty;
+      });
       if (values.isEmpty()) {
         index.remove(byName.getKey(), values);
       }
     }
+  }
+
+  /**
+   * Estimated heap bytes: per list its object, array header and map node (~88 bytes), plus 4
+   * bytes per entry with growth slack (~1.25).
+   */
+  long bytesEstimate(long entries) {
+    return lists.get() * 88L + entries * 5L;
   }
 
   @Override

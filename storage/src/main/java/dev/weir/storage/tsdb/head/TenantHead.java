@@ -475,16 +475,17 @@ public final class TenantHead {
   }
 
   /**
-   * Estimated heap bytes of the head: per series its objects, label array, index entries and
-   * chunk data (strings are shared through interning and counted once in the interner).
+   * Estimated heap bytes of the head: per series its objects, label array and chunk data, plus
+   * the postings index (strings are shared through interning and counted in the interner).
    */
   public long memoryBytesEstimate() {
     long n = 0;
+    long entries = 0;
     for (MemSeries s : series.values()) {
-      n += SERIES_OVERHEAD_BYTES + 16L + 4L * 2 * s.labels().size() + 8L * s.labels().size()
-          + s.chunkBytes();
+      n += SERIES_OVERHEAD_BYTES + 16L + 4L * 2 * s.labels().size() + s.chunkBytes();
+      entries += s.labels().size() + 1;
     }
-    return n;
+    return n + postings.bytesEstimate(entries);
   }
 
   /**

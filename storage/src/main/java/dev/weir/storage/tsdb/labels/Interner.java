@@ -10,11 +10,27 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>Thread-safe. Entries are never removed; {@link #clear()} is for tests.
  */
 public final class Interner {
+  /**
+   * Heap cost of one interned string beyond its characters: String object (24), byte[] header
+   * (16), map node (32) and table slot (8, amortized).
+   */
+  static final int PER_STRING_BYTES = 24 + 16 + 32 + 8;
+
   private final ConcurrentHashMap<String, String> table = new ConcurrentHashMap<>();
+  private final java.util.concurrent.atomic.AtomicLong bytes = new java.util.concurrent.atomic.AtomicLong();
 
   public String intern(String s) {
     String existing = table.putIfAbsent(s, s);
-    return existing == null ? s : existing;
+    if (existing == null) {
+      bytes.addAndGet(PER_STRING_BYTES + s.length());
+      return s;
+    }
+    return existing;
+  }
+
+  /** Estimated heap bytes of the interned strings and the table. */
+  public long bytesEstimate() {
+    return bytes.get();
   }
 
   /** Returns labels whose strings are all interned (a new object; the input is not changed). */
@@ -33,5 +49,6 @@ public final class Interner {
 
   public void clear() {
     table.clear();
+    bytes.set(0);
   }
 }

@@ -1,0 +1,52 @@
+package dev.weir.storage.bench;
+
+import dev.weir.storage.tsdb.head.Appender;
+import dev.weir.storage.tsdb.head.HeadConfig;
+import dev.weir.storage.tsdb.head.HeadOptions;
+import dev.weir.storage.tsdb.head.TenantHead;
+import dev.weir.storage.tsdb.labels.Interner;
+import java.lang.management.ManagementFactory;
+import java.util.Random;
+
+/**
+ * Measures heap bytes per active series: live heap after a full GC, before and after filling a
+ * head with N realistic series (10 labels) of S samples each (15 s apart), divided by N. Also
+ * prints the head's own estimate for comparison. Usage: {@code HeadMemoryMeasurement [N] [S]}.
+ */
+public final class HeadMemoryMeasurement {
+  private HeadMemoryMeasurement() {}
+
+  static long usedAfterGc() throws InterruptedException {
+    for (int i = 0; i < 4; i++) {
+      System.gc();
+      Thread.sleep(200);
+    }
+    return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+  }
+
+  public static void main(String[] args) throws Exception {
+    int n = args.length > 0 ? Integer.parseInt(args[0]) : 1_000_000;
+    int samples = args.length > 1 ? Integer.parseInt(args[1]) : 40;
+    long before = usedAfterGc();
+    Interner interner = new Interner();
+    TenantHead head = new TenantHead("m", HeadConfig.DEFAULT, HeadOptions.inMemory(interner, () -> 0));
+    Random r = new Random(1);
+    Appender app = head.appender();
+    for (int k = 0; k < samples; k++) {
+      for (int s = 0; s < n; s++) {
+        app.add(app.series(BenchData.series(s)), k * 15_000L, BenchData.value(r, s));
+        if (app.size() == 5000) {
+          app.commit(false);
+        }
+      }
+      app.commit(false);
+    }
+    long after = usedAfterGc();
+    System.out.printf("series=%d samples_per_series=%d heap_bytes_per_series=%.0f head_estimate_per_series=%.0f%n",
+        n, samples, (after - before) / (double) n,
+        (head.memoryBytesEstimate() + interner.bytesEstimate()) / (double) n);
+    if (head.numSeries() != n) {
+      throw new IllegalStateException("expected " + n + " series, got " + head.numSeries());
+    }
+  }
+}
