@@ -9,6 +9,11 @@ import dev.weir.ingester.lifecycle.Service;
 import dev.weir.ingester.lifecycle.ServiceManager;
 import dev.weir.ingester.push.Ingester;
 import dev.weir.ingester.push.IngesterMetrics;
+import dev.weir.ingester.ring.InstanceRingService;
+import dev.weir.ingester.ring.KvService;
+import dev.weir.ingester.ring.RingPages;
+import dev.weir.ring.kv.KvMetrics;
+import dev.weir.ring.lifecycle.RingMetrics;
 import dev.weir.ingester.server.GrpcInterceptors;
 import dev.weir.ingester.server.GrpcServer;
 import dev.weir.ingester.server.HttpRouter;
@@ -83,15 +88,22 @@ public final class Weir {
     GrpcServer grpc = new GrpcServer(config.server(), List.of(new IngesterGrpcService(ingester)),
         List.of(GrpcInterceptors.tenant(config.tenants()), GrpcInterceptors.metrics(requestMetrics)));
 
+    KvService kv = new KvService(config.ring().kv(), new KvMetrics(registry));
+    InstanceRingService ring = new InstanceRingService(config.ring(), kv, config.ingester().id(), grpc::port,
+        new RingMetrics(registry), System::currentTimeMillis, true);
+
     HttpRouter router = new HttpRouter();
     new PrometheusHttpApi(ingester, config.tenants()).register(router);
     new JsonImport(ingester, config.tenants()).register(router);
+    RingPages.register(router, ring::instanceRing, ring::partitionRing, ring::kvConnected);
     HttpServer http = new HttpServer(config.server(), router, requestMetrics);
 
     List<Service> list = new ArrayList<>();
+    list.add(kv);
     list.add(ingester);
     list.add(grpc);
     list.add(http);
+    list.add(ring);
     ServiceManager services = new ServiceManager(list);
     OpsEndpoints.register(router, registry, services, flags, Version.VERSION);
     return new Weir(registry, services, ingester, grpc, http, gc);

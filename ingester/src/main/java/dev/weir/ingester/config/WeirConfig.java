@@ -2,6 +2,7 @@ package dev.weir.ingester.config;
 
 import dev.weir.ingester.logging.LogConfig;
 import dev.weir.ingester.push.IngesterConfig;
+import dev.weir.ingester.ring.RingConfig;
 import dev.weir.ingester.push.Limits;
 import dev.weir.ingester.server.ServerConfig;
 import dev.weir.ingester.server.Tenants;
@@ -22,7 +23,8 @@ public record WeirConfig(
     Tenants tenants,
     IngesterConfig ingester,
     Limits limits,
-    TsdbConfig storage) {
+    TsdbConfig storage,
+    RingConfig ring) {
 
   /** Targets this build can run. */
   public static final List<String> TARGETS = List.of("all", "ingester");
@@ -38,6 +40,7 @@ public record WeirConfig(
     private final IngesterConfig.Flags ingester;
     private final Limits.Flags limits;
     private final StorageConfig.Flags storage;
+    private final RingConfig.Flags ring;
 
     public Flags(FlagSet fs) {
       this.fs = fs;
@@ -51,6 +54,7 @@ public record WeirConfig(
       ingester = new IngesterConfig.Flags(fs);
       limits = new Limits.Flags(fs);
       storage = new StorageConfig.Flags(fs);
+      ring = new RingConfig.Flags(fs);
     }
 
     public FlagSet flagSet() {
@@ -78,7 +82,7 @@ public record WeirConfig(
       s.validate();
       IngesterConfig ing = ingester.build();
       return new WeirConfig(target.get(), log.build(), s, tenants.build(), ing, limits.build(),
-          storage.build(ing.dataDir()));
+          storage.build(ing.dataDir()), ring.build());
     }
 
     private static String findConfigFile(String[] args) {

@@ -1,0 +1,119 @@
+package dev.weir.ingester.ring;
+
+import dev.weir.ingester.lifecycle.Service;
+import dev.weir.proto.ring.InstanceState;
+import dev.weir.proto.ring.PartitionRingDesc;
+import dev.weir.proto.ring.RingDesc;
+import dev.weir.ring.InstanceRing;
+import dev.weir.ring.lifecycle.InstanceLifecycler;
+import dev.weir.ring.lifecycle.RingMetrics;
+import dev.weir.ring.lifecycle.RingWatcher;
+import dev.weir.ring.partition.PartitionRing;
+import java.util.function.IntSupplier;
+import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The instance's ring membership and the ring clients of this process. Started after the
+ * servers: registers JOINING, and turns ACTIVE at once when {@code activateOnStart} (classic
+ * mode: by then everything before it runs) or when {@link #activate()} is called (Kafka mode:
+ * after the catch-up). Stopped first, so the instance leaves the ring before it stops serving.
+ *
+ * <p>Thread-safe.
+ */
+public final class InstanceRingService implements Service {
+  private final RingConfig config;
+  private final KvService kv;
+  private final String instanceId;
+  private final IntSupplier grpcPort;
+  private final RingMetrics metrics;
+  private final LongSupplier clock;
+  private final boolean activateOnStart;
+  private volatile @Nullable InstanceLifecycler lifecycler;
+  private volatile @Nullable RingWatcher<RingDesc> instances;
+  private volatile @Nullable RingWatcher<PartitionRingDesc> partitions;
+
+  public InstanceRingService(RingConfig config, KvService kv, String instanceId, IntSupplier grpcPort,
+      RingMetrics metrics, LongSupplier clock, boolean activateOnStart) {
+    this.config = config;
+    this.kv = kv;
+    this.instanceId = instanceId;
+    this.grpcPort = grpcPort;
+    this.metrics = metrics;
+    this.clock = clock;
+    this.activateOnStart = activateOnStart;
+  }
+
+  @Override
+  public String name() {
+    return "ring";
+  }
+
+  @Override
+  public void start() {
+    instances = new RingWatcher<>("ingester", kv.store(), RingConfig.INSTANCE_RING_KEY, RingDesc.parser(),
+        RingDesc.getDefaultInstance(), metrics, clock);
+    partitions = new RingWatcher<>("ingester-partitions", kv.store(), RingConfig.PARTITION_RING_KEY,
+        PartitionRingDesc.parser(), PartitionRingDesc.getDefaultInstance(), metrics, clock);
+    InstanceLifecycler l = new InstanceLifecycler(new InstanceLifecycler.Config(RingConfig.INSTANCE_RING_KEY,
+        instanceId, config.advertisedAddress(grpcPort.getAsInt()), config.zone(), config.numTokens(),
+        config.heartbeatPeriod(), config.unregisterOnShutdown()), kv.store(), metrics, clock);
+    l.start();
+    lifecycler = l;
+    if (activateOnStart) {
+      activate();
+    }
+  }
+
+  /** Marks this instance ACTIVE in the ring. */
+  public void activate() {
+    InstanceLifecycler l = lifecycler;
+    if (l != null) {
+      l.changeState(InstanceState.ACTIVE);
+    }
+  }
+
+  @Override
+  public @Nullable String notReadyReason() {
+    InstanceLifecycler l = lifecycler;
+    if (l == null || l.desiredState() != InstanceState.ACTIVE) {
+      return "not ACTIVE in the ring yet";
+    }
+    return null;
+  }
+
+  /** The instance ring as this process currently sees it. */
+  public InstanceRing instanceRing() {
+    RingWatcher<RingDesc> w = instances;
+    return new InstanceRing(w == null ? RingDesc.getDefaultInstance() : w.current(), clock.getAsLong(),
+        config.heartbeatTimeout().toMillis());
+  }
+
+  /** The partition ring as this process currently sees it. */
+  public PartitionRing partitionRing() {
+    RingWatcher<PartitionRingDesc> w = partitions;
+    return new PartitionRing(w == null ? PartitionRingDesc.getDefaultInstance() : w.current());
+  }
+
+  /** Whether the ring clients are connected to the KV store (false: serving the last view). */
+  public boolean kvConnected() {
+    RingWatcher<RingDesc> w = instances;
+    return w != null && w.connected();
+  }
+
+  @Override
+  public void stop() {
+    InstanceLifecycler l = lifecycler;
+    if (l != null) {
+      l.close();
+    }
+    RingWatcher<RingDesc> i = instances;
+    if (i != null) {
+      i.close();
+    }
+    RingWatcher<PartitionRingDesc> p = partitions;
+    if (p != null) {
+      p.close();
+    }
+  }
+}

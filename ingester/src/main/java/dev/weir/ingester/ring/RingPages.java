@@ -1,0 +1,139 @@
+package dev.weir.ingester.ring;
+
+import dev.weir.ingester.api.JsonWriter;
+import dev.weir.ingester.server.HttpExchange;
+import dev.weir.ingester.server.HttpRouter;
+import dev.weir.proto.ring.InstanceDesc;
+import dev.weir.proto.ring.OwnerDesc;
+import dev.weir.proto.ring.PartitionDesc;
+import dev.weir.ring.InstanceRing;
+import dev.weir.ring.partition.PartitionRing;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+
+/**
+ * Ring status pages: {@code /ingester/ring} (instances: state, address, zone, heartbeat age,
+ * health, tokens, ownership) and {@code /ingester/partition-ring} (partitions: state, state time,
+ * tokens, ownership, owners). HTML by default, JSON when the {@code Accept} header asks for json.
+ */
+public final class RingPages {
+  private RingPages() {}
+
+  public static void register(HttpRouter router, Supplier<InstanceRing> instances, Supplier<PartitionRing> partitions,
+      BooleanSupplier kvConnected) {
+    router.get("ingester_ring", "/ingester/ring", ex -> instances(ex, instances.get(), kvConnected.getAsBoolean()));
+    router.get("ingester_partition_ring", "/ingester/partition-ring",
+        ex -> partitions(ex, partitions.get(), kvConnected.getAsBoolean()));
+  }
+
+  private static boolean wantsJson(HttpExchange ex) {
+    String accept = ex.header("Accept");
+    return accept != null && accept.contains("json");
+  }
+
+  static void instances(HttpExchange ex, InstanceRing ring, boolean connected) {
+    if (wantsJson(ex)) {
+      JsonWriter w = new JsonWriter(new StringBuilder()).raw("{\"kv_connected\":").raw(String.valueOf(connected))
+          .raw(",\"instances\":[");
+      boolean first = true;
+      for (InstanceDesc d : ring.instances()) {
+        if (!first) {
+          w.raw(',');
+        }
+        first = false;
+        w.raw("{\"id\":").string(d.getId()).raw(",\"state\":").string(d.getState().name())
+            .raw(",\"address\":").string(d.getAddr()).raw(",\"zone\":").string(d.getZone())
+            .raw(",\"heartbeat_timestamp\":").number(d.getHeartbeatTimestamp())
+            .raw(",\"heartbeat_age_seconds\":").raw(String.format("%.3f", ring.heartbeatAgeMillis(d) / 1000.0))
+            .raw(",\"healthy\":").raw(String.valueOf(ring.healthy(d)))
+            .raw(",\"registered_timestamp\":").number(d.getRegisteredTimestamp())
+            .raw(",\"tokens\":").number(d.getTokensCount())
+            .raw(",\"ownership\":").raw(String.format("%.6f", ring.ownership(d.getId()))).raw('}');
+      }
+      ex.respond(200, "application/json", w.raw("]}").toString().getBytes(StandardCharsets.UTF_8));
+      return;
+    }
+    StringBuilder h = page("Instance ring", connected);
+    h.append("<table><tr><th>Instance ID</th><th>State</th><th>Address</th><th>Zone</th><th>Last heartbeat</th>")
+        .append("<th>Health</th><th>Tokens</th><th>Ownership</th></tr>\n");
+    for (InstanceDesc d : ring.instances()) {
+      h.append("<tr><td>").append(esc(d.getId())).append("</td><td>").append(d.getState()).append("</td><td>")
+          .append(esc(d.getAddr())).append("</td><td>").append(esc(d.getZone())).append("</td><td>")
+          .append(String.format("%.1fs ago", ring.heartbeatAgeMillis(d) / 1000.0)).append("</td><td>")
+          .append(ring.healthy(d) ? "healthy" : "<b>UNHEALTHY</b>").append("</td><td>").append(d.getTokensCount())
+          .append("</td><td>").append(String.format("%.2f%%", ring.ownership(d.getId()) * 100)).append("</td></tr>\n");
+    }
+    html(ex, h.append("</table></body></html>\n"));
+  }
+
+  static void partitions(HttpExchange ex, PartitionRing ring, boolean connected) {
+    Map<Integer, PartitionDesc> parts = ring.partitions();
+    if (wantsJson(ex)) {
+      JsonWriter w = new JsonWriter(new StringBuilder()).raw("{\"kv_connected\":").raw(String.valueOf(connected))
+          .raw(",\"partitions\":[");
+      boolean first = true;
+      for (PartitionDesc p : parts.values()) {
+        if (!first) {
+          w.raw(',');
+        }
+        first = false;
+        w.raw("{\"id\":").number(p.getId()).raw(",\"state\":").string(stateName(p))
+            .raw(",\"state_timestamp\":").number(p.getStateTimestamp())
+            .raw(",\"tokens\":").number(p.getTokensCount())
+            .raw(",\"ownership\":").raw(String.format("%.6f", ring.ownership(p.getId())))
+            .raw(",\"owners\":[");
+        List<String> owners = ring.owners(p.getId());
+        for (int i = 0; i < owners.size(); i++) {
+          w.raw(i > 0 ? "," : "").string(owners.get(i));
+        }
+        w.raw("]}");
+      }
+      w.raw("],\"owners\":{");
+      Map<String, OwnerDesc> owners = new TreeMap<>(ring.desc().getOwnersMap());
+      first = true;
+      for (Map.Entry<String, OwnerDesc> e : owners.entrySet()) {
+        w.raw(first ? "" : ",").string(e.getKey()).raw(":{\"partition\":").number(e.getValue().getOwnedPartition())
+            .raw(",\"state\":").string(e.getValue().getState().name().replace("OWNER_", "")).raw('}');
+        first = false;
+      }
+      ex.respond(200, "application/json", w.raw("}}").toString().getBytes(StandardCharsets.UTF_8));
+      return;
+    }
+    StringBuilder h = page("Partition ring", connected);
+    h.append("<table><tr><th>Partition</th><th>State</th><th>State since</th><th>Tokens</th><th>Ownership</th>")
+        .append("<th>Owners</th></tr>\n");
+    for (PartitionDesc p : parts.values()) {
+      h.append("<tr><td>").append(p.getId()).append("</td><td>").append(stateName(p)).append("</td><td>")
+          .append(java.time.Instant.ofEpochMilli(p.getStateTimestamp())).append("</td><td>").append(p.getTokensCount())
+          .append("</td><td>").append(String.format("%.2f%%", ring.ownership(p.getId()) * 100)).append("</td><td>")
+          .append(esc(String.join(", ", ring.owners(p.getId())))).append("</td></tr>\n");
+    }
+    html(ex, h.append("</table></body></html>\n"));
+  }
+
+  private static String stateName(PartitionDesc p) {
+    return p.getState().name().replace("PARTITION_", "");
+  }
+
+  private static StringBuilder page(String title, boolean connected) {
+    StringBuilder h = new StringBuilder("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>")
+        .append(title).append("</title><style>table{border-collapse:collapse}td,th{border:1px solid #999;")
+        .append("padding:2px 8px;text-align:left}</style></head><body><h1>").append(title).append("</h1>\n");
+    if (!connected) {
+      h.append("<p><b>The KV store is unreachable: this is the last known view.</b></p>\n");
+    }
+    return h;
+  }
+
+  private static void html(HttpExchange ex, StringBuilder h) {
+    ex.respond(200, "text/html; charset=utf-8", h.toString().getBytes(StandardCharsets.UTF_8));
+  }
+
+  private static String esc(String s) {
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\"", "&quot;");
+  }
+}

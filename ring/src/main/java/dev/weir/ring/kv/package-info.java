@@ -1,0 +1,4 @@
+@NullMarked
+package dev.weir.ring.kv;
+
+import org.jspecify.annotations.NullMarked;

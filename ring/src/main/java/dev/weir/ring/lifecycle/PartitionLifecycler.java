@@ -1,0 +1,144 @@
+package dev.weir.ring.lifecycle;
+
+import com.google.protobuf.InvalidProtocolBufferException;
+import dev.weir.proto.ring.OwnerDesc;
+import dev.weir.proto.ring.OwnerState;
+import dev.weir.proto.ring.PartitionDesc;
+import dev.weir.proto.ring.PartitionRingDesc;
+import dev.weir.proto.ring.PartitionState;
+import dev.weir.ring.kv.KvException;
+import dev.weir.ring.kv.KvStore;
+import dev.weir.ring.partition.PartitionTokens;
+import io.micrometer.core.instrument.Counter;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Keeps an ingester's place in the partition ring, following Mimir's rules: the partition is
+ * created PENDING (with balanced tokens) if missing, the instance registers as its owner, and a
+ * PENDING partition turns ACTIVE once it has had at least {@code minOwners} owners for
+ * {@code minOwnersDuration}. Runs on one thread; every change is a CAS.
+ *
+ * <p>Thread-safe.
+ */
+public final class PartitionLifecycler implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(PartitionLifecycler.class);
+
+  /**
+   * @param removeOwnerOnShutdown remove this owner on stop (otherwise kept for a restart in place)
+   */
+  public record Config(String ringKey, int partition, String ownerId, int numTokens, int minOwners,
+      Duration minOwnersDuration, Duration period, boolean removeOwnerOnShutdown) {}
+
+  private final Config config;
+  private final KvStore kv;
+  private final LongSupplier clock;
+  private final Counter heartbeats;
+  private final Counter failures;
+  private final BackgroundLoop loop;
+
+  public PartitionLifecycler(Config config, KvStore kv, RingMetrics metrics, LongSupplier clock) {
+    this.config = config;
+    this.kv = kv;
+    this.clock = clock;
+    this.heartbeats = metrics.heartbeats(config.ringKey());
+    this.failures = metrics.heartbeatFailures(config.ringKey());
+    this.loop = new BackgroundLoop("partition-lifecycler-" + config.ownerId(), config.period().toMillis(),
+        this::reconcileQuietly);
+  }
+
+  /**
+   * Creates the partition if needed and registers this owner, then keeps reconciling.
+   *
+   * @throws KvException when the store cannot be reached
+   */
+  public void start() {
+    reconcile();
+    log.info("msg=\"registered as partition owner\" ring={} partition={} owner={}", config.ringKey(),
+        config.partition(), config.ownerId());
+    loop.start();
+  }
+
+  private void reconcileQuietly() {
+    try {
+      reconcile();
+      heartbeats.increment();
+    } catch (KvException e) {
+      failures.increment();
+      log.warn("msg=\"partition ring update failed, retrying next period\" partition={} err=\"{}\"",
+          config.partition(), String.valueOf(e.getMessage()).replace('"', '\''));
+    }
+  }
+
+  /** One reconciliation (also called periodically). */
+  void reconcile() {
+    long now = clock.getAsLong();
+    kv.cas(config.ringKey(), current -> {
+      PartitionRingDesc desc = parse(current);
+      PartitionRingDesc.Builder b = desc.toBuilder();
+      PartitionDesc p = desc.getPartitionsMap().get(config.partition());
+      if (p == null) {
+        Map<Integer, int[]> existing = new HashMap<>();
+        desc.getPartitionsMap().forEach((id, d) -> existing.put(id, d.getTokensList().stream().mapToInt(Integer::intValue).toArray()));
+        int[] tokens = PartitionTokens.forNewPartition(existing, config.numTokens());
+        p = PartitionDesc.newBuilder().setId(config.partition()).setState(PartitionState.PARTITION_PENDING)
+            .setStateTimestamp(now).addAllTokens(Arrays.stream(tokens).boxed().toList()).build();
+        b.putPartitions(config.partition(), p);
+        log.info("msg=\"partition created\" partition={} state=PENDING tokens={}", config.partition(), tokens.length);
+      }
+      OwnerDesc me = desc.getOwnersMap().get(config.ownerId());
+      if (me == null || me.getOwnedPartition() != config.partition() || me.getState() != OwnerState.OWNER_ACTIVE) {
+        b.putOwners(config.ownerId(), OwnerDesc.newBuilder().setOwnedPartition(config.partition())
+            .setState(OwnerState.OWNER_ACTIVE).setUpdatedTimestamp(now).build());
+      }
+      if (p.getState() == PartitionState.PARTITION_PENDING) {
+        long settled = b.getOwnersMap().values().stream()
+            .filter(o -> o.getOwnedPartition() == config.partition() && o.getState() == OwnerState.OWNER_ACTIVE)
+            .filter(o -> now - o.getUpdatedTimestamp() >= config.minOwnersDuration().toMillis())
+            .count();
+        if (settled >= config.minOwners()) {
+          b.putPartitions(config.partition(), p.toBuilder().setState(PartitionState.PARTITION_ACTIVE)
+              .setStateTimestamp(now).build());
+          log.info("msg=\"partition switched to ACTIVE\" partition={} owners={}", config.partition(), settled);
+        }
+      }
+      PartitionRingDesc next = b.build();
+      return next.equals(desc) ? null : next.toByteArray();
+    });
+  }
+
+  static PartitionRingDesc parse(byte @Nullable [] b) {
+    if (b == null) {
+      return PartitionRingDesc.getDefaultInstance();
+    }
+    try {
+      return PartitionRingDesc.parseFrom(b);
+    } catch (InvalidProtocolBufferException e) {
+      throw new KvException("partition ring value is not a PartitionRingDesc: " + e.getMessage(), e);
+    }
+  }
+
+  @Override
+  public void close() {
+    loop.close();
+    if (!config.removeOwnerOnShutdown()) {
+      return;
+    }
+    try {
+      kv.cas(config.ringKey(), current -> {
+        PartitionRingDesc desc = parse(current);
+        return desc.getOwnersMap().containsKey(config.ownerId())
+            ? desc.toBuilder().removeOwners(config.ownerId()).build().toByteArray() : null;
+      });
+    } catch (KvException e) {
+      log.warn("msg=\"could not remove partition owner on shutdown\" owner={} err=\"{}\"", config.ownerId(),
+          String.valueOf(e.getMessage()).replace('"', '\''));
+    }
+  }
+}

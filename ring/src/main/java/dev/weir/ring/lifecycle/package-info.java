@@ -1,0 +1,4 @@
+@NullMarked
+package dev.weir.ring.lifecycle;
+
+import org.jspecify.annotations.NullMarked;

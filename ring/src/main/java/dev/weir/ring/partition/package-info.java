@@ -1,0 +1,4 @@
+@NullMarked
+package dev.weir.ring.partition;
+
+import org.jspecify.annotations.NullMarked;

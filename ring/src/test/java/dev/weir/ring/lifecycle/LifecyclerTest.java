@@ -1,0 +1,165 @@
+package dev.weir.ring.lifecycle;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.weir.proto.ring.InstanceDesc;
+import dev.weir.proto.ring.InstanceState;
+import dev.weir.proto.ring.PartitionRingDesc;
+import dev.weir.proto.ring.PartitionState;
+import dev.weir.proto.ring.RingDesc;
+import dev.weir.ring.InstanceRing;
+import dev.weir.ring.kv.InMemoryKvStore;
+import dev.weir.ring.partition.PartitionRing;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class LifecyclerTest {
+  private final InMemoryKvStore kv = new InMemoryKvStore();
+  private final AtomicLong clock = new AtomicLong(1_000_000);
+  private final List<AutoCloseable> toClose = new ArrayList<>();
+
+  @AfterEach
+  void tearDown() throws Exception {
+    for (AutoCloseable c : toClose) {
+      c.close();
+    }
+    kv.close();
+  }
+
+  private InstanceLifecycler instance(String id, boolean unregister) {
+    InstanceLifecycler l = new InstanceLifecycler(new InstanceLifecycler.Config("ingester", id, id + ":9095", "zone-a",
+        16, Duration.ofHours(1), unregister), kv, RingMetrics.noop(), clock::get);
+    return l;
+  }
+
+  private RingDesc ring() {
+    return InstanceLifecycler.parse(kv.get("ingester"));
+  }
+
+  @Test
+  void registersJoiningThenAppliesStateChangesAndHeartbeats() {
+    InstanceLifecycler l = instance("ingester-1", true);
+    l.start();
+    toClose.add(l);
+    InstanceDesc d = ring().getInstancesOrThrow("ingester-1");
+    assertThat(d.getState()).isEqualTo(InstanceState.JOINING);
+    assertThat(d.getTokensCount()).isEqualTo(16);
+    assertThat(d.getAddr()).isEqualTo("ingester-1:9095");
+    assertThat(d.getZone()).isEqualTo("zone-a");
+    assertThat(d.getRegisteredTimestamp()).isEqualTo(1_000_000);
+    clock.set(1_005_000);
+    l.changeState(InstanceState.ACTIVE);
+    await().untilAsserted(() -> {
+      InstanceDesc now = ring().getInstancesOrThrow("ingester-1");
+      assertThat(now.getState()).isEqualTo(InstanceState.ACTIVE);
+      assertThat(now.getHeartbeatTimestamp()).isEqualTo(1_005_000);
+      assertThat(now.getTokensList()).isEqualTo(d.getTokensList());
+    });
+  }
+
+  @Test
+  void readersSeeAnInstanceUnhealthyWhenItsHeartbeatIsOlderThanTheTimeout() {
+    InstanceLifecycler l = instance("ingester-1", true);
+    l.start();
+    toClose.add(l);
+    InstanceDesc d = ring().getInstancesOrThrow("ingester-1");
+    assertThat(new InstanceRing(ring(), clock.get() + 60_000, 60_000).healthy(d)).isTrue();
+    assertThat(new InstanceRing(ring(), clock.get() + 60_001, 60_000).healthy(d)).isFalse();
+  }
+
+  @Test
+  void unregistersOnShutdownOrStaysLeavingAndReusesItsTokensAfterARestartInPlace() {
+    InstanceLifecycler a = instance("a", true);
+    a.start();
+    a.close();
+    assertThat(ring().getInstancesMap()).doesNotContainKey("a");
+
+    InstanceLifecycler b = instance("b", false);
+    b.start();
+    List<Integer> tokens = ring().getInstancesOrThrow("b").getTokensList();
+    b.close();
+    assertThat(ring().getInstancesOrThrow("b").getState()).isEqualTo(InstanceState.LEAVING);
+    InstanceLifecycler again = instance("b", false);
+    again.start();
+    toClose.add(again);
+    assertThat(ring().getInstancesOrThrow("b").getTokensList()).isEqualTo(tokens);
+    assertThat(ring().getInstancesOrThrow("b").getState()).isEqualTo(InstanceState.JOINING);
+  }
+
+  @Test
+  void instancesGetDisjointTokensAndTheActiveOwnerServesWrites() {
+    Set<Integer> all = new HashSet<>();
+    for (int i = 0; i < 5; i++) {
+      InstanceLifecycler l = instance("i" + i, true);
+      l.start();
+      toClose.add(l);
+      l.changeState(InstanceState.ACTIVE);
+    }
+    await().until(() -> ring().getInstancesMap().values().stream().allMatch(d -> d.getState() == InstanceState.ACTIVE));
+    ring().getInstancesMap().values().forEach(d -> all.addAll(d.getTokensList()));
+    assertThat(all).hasSize(5 * 16);
+    InstanceRing r = new InstanceRing(ring(), clock.get(), 60_000);
+    assertThat(r.ownerOf(12345)).isNotNull();
+    assertThat(r.instances().stream().mapToDouble(d -> r.ownership(d.getId())).sum()).isCloseTo(1.0,
+        org.assertj.core.data.Offset.offset(1e-9));
+  }
+
+  private PartitionLifecycler partition(String owner, int p, Duration minDuration) {
+    return new PartitionLifecycler(new PartitionLifecycler.Config("ingester-partitions", p, owner, 32, 1, minDuration,
+        Duration.ofHours(1), false), kv, RingMetrics.noop(), clock::get);
+  }
+
+  private PartitionRingDesc partitions() {
+    return PartitionLifecycler.parse(kv.get("ingester-partitions"));
+  }
+
+  @Test
+  void partitionIsCreatedPendingAndTurnsActiveAfterItsOwnerSettled() {
+    PartitionLifecycler l = partition("ingester-zone-a-3", 3, Duration.ofSeconds(10));
+    l.start();
+    toClose.add(l);
+    assertThat(partitions().getPartitionsOrThrow(3).getState()).isEqualTo(PartitionState.PARTITION_PENDING);
+    assertThat(partitions().getPartitionsOrThrow(3).getTokensCount()).isEqualTo(32);
+    clock.addAndGet(9_999);
+    l.reconcile();
+    assertThat(partitions().getPartitionsOrThrow(3).getState()).isEqualTo(PartitionState.PARTITION_PENDING);
+    clock.addAndGet(1);
+    l.reconcile();
+    assertThat(partitions().getPartitionsOrThrow(3).getState()).isEqualTo(PartitionState.PARTITION_ACTIVE);
+    assertThat(new PartitionRing(partitions()).activePartitions()).containsExactly(3);
+  }
+
+  @Test
+  void twoZonesShareAPartitionAndEachOwnsIt() {
+    PartitionLifecycler a = partition("ingester-zone-a-0", 0, Duration.ZERO);
+    PartitionLifecycler b = partition("ingester-zone-b-0", 0, Duration.ZERO);
+    a.start();
+    b.start();
+    toClose.add(a);
+    toClose.add(b);
+    PartitionRing r = new PartitionRing(partitions());
+    assertThat(r.partitions()).hasSize(1);
+    assertThat(r.owners(0)).containsExactly("ingester-zone-a-0", "ingester-zone-b-0");
+    assertThat(r.activePartitions()).containsExactly(0);
+  }
+
+  @Test
+  void watcherKeepsTheLatestDescriptor() throws Exception {
+    RingWatcher<RingDesc> w = new RingWatcher<>("ingester", kv, "ingester", RingDesc.parser(),
+        RingDesc.getDefaultInstance(), RingMetrics.noop(), clock::get);
+    toClose.add(w);
+    await().until(w::connected);
+    assertThat(w.current().getInstancesCount()).isZero();
+    InstanceLifecycler l = instance("x", true);
+    l.start();
+    toClose.add(l);
+    await().until(() -> w.current().getInstancesMap().containsKey("x"));
+  }
+}
