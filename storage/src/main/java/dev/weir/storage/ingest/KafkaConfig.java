@@ -1,0 +1,75 @@
+package dev.weir.storage.ingest;
+
+import java.time.Duration;
+
+/**
+ * Settings of ingest storage's Kafka client side (flags {@code ingest-storage.kafka.*}).
+ *
+ * @param address bootstrap servers
+ * @param consumerGroup group used only to store offsets (default: the ingester ID)
+ * @param startPosition where to start without a committed offset: last-offset (= start when
+ *     there is none), start, end, timestamp
+ * @param startTimestampMillis for {@code timestamp}
+ * @param maxLagAtStartup readiness waits until a catch-up round took less than this; 0 disables
+ * @param ingestionConcurrency shard workers appending to storage; 0 = the sequential loop
+ * @param batchSize series per append call of a shard worker
+ * @param maxBufferedBytes record bytes in the pipeline before the fetch loop waits
+ * @param deadLetterTopic receives undecodable records; empty disables
+ * @param preferOffsetFile start from the offset file in the data dir even when the group has one
+ */
+public record KafkaConfig(String address, String topic, String clientId, Duration dialTimeout, Duration writeTimeout,
+    String consumerGroup, Duration commitInterval, String startPosition, long startTimestampMillis,
+    Duration maxLagAtStartup, int maxRecordSizeBytes, boolean autoCreateTopic, int autoCreatePartitions,
+    int ingestionConcurrency, int batchSize, long maxBufferedBytes, String deadLetterTopic, boolean preferOffsetFile) {
+
+  public static final java.util.List<String> START_POSITIONS = java.util.List.of("last-offset", "start", "end",
+      "timestamp");
+
+  public static KafkaConfig defaults(String address, String topic, String group) {
+    return new KafkaConfig(address, topic, "weir", Duration.ofSeconds(2), Duration.ofSeconds(10), group,
+        Duration.ofSeconds(1), "last-offset", 0, Duration.ofSeconds(15), 15_983_616, true, 128, 8, 150,
+        100L << 20, "", false);
+  }
+
+  public KafkaConfig withConcurrency(int ingestion, int batch) {
+    return new KafkaConfig(address, topic, clientId, dialTimeout, writeTimeout, consumerGroup, commitInterval,
+        startPosition, startTimestampMillis, maxLagAtStartup, maxRecordSizeBytes, autoCreateTopic, autoCreatePartitions,
+        ingestion, batch, maxBufferedBytes, deadLetterTopic, preferOffsetFile);
+  }
+
+  public KafkaConfig withStart(String position, long timestamp) {
+    return new KafkaConfig(address, topic, clientId, dialTimeout, writeTimeout, consumerGroup, commitInterval,
+        position, timestamp, maxLagAtStartup, maxRecordSizeBytes, autoCreateTopic, autoCreatePartitions,
+        ingestionConcurrency, batchSize, maxBufferedBytes, deadLetterTopic, preferOffsetFile);
+  }
+
+  public KafkaConfig withDeadLetterTopic(String t) {
+    return new KafkaConfig(address, topic, clientId, dialTimeout, writeTimeout, consumerGroup, commitInterval,
+        startPosition, startTimestampMillis, maxLagAtStartup, maxRecordSizeBytes, autoCreateTopic, autoCreatePartitions,
+        ingestionConcurrency, batchSize, maxBufferedBytes, t, preferOffsetFile);
+  }
+
+  public KafkaConfig withMaxBufferedBytes(long b) {
+    return new KafkaConfig(address, topic, clientId, dialTimeout, writeTimeout, consumerGroup, commitInterval,
+        startPosition, startTimestampMillis, maxLagAtStartup, maxRecordSizeBytes, autoCreateTopic, autoCreatePartitions,
+        ingestionConcurrency, batchSize, b, deadLetterTopic, preferOffsetFile);
+  }
+
+  public KafkaConfig withMaxRecordSize(int bytes) {
+    return new KafkaConfig(address, topic, clientId, dialTimeout, writeTimeout, consumerGroup, commitInterval,
+        startPosition, startTimestampMillis, maxLagAtStartup, bytes, autoCreateTopic, autoCreatePartitions,
+        ingestionConcurrency, batchSize, maxBufferedBytes, deadLetterTopic, preferOffsetFile);
+  }
+
+  public KafkaConfig withPreferOffsetFile(boolean prefer) {
+    return new KafkaConfig(address, topic, clientId, dialTimeout, writeTimeout, consumerGroup, commitInterval,
+        startPosition, startTimestampMillis, maxLagAtStartup, maxRecordSizeBytes, autoCreateTopic, autoCreatePartitions,
+        ingestionConcurrency, batchSize, maxBufferedBytes, deadLetterTopic, prefer);
+  }
+
+  public KafkaConfig withMaxLagAtStartup(Duration d) {
+    return new KafkaConfig(address, topic, clientId, dialTimeout, writeTimeout, consumerGroup, commitInterval,
+        startPosition, startTimestampMillis, d, maxRecordSizeBytes, autoCreateTopic, autoCreatePartitions,
+        ingestionConcurrency, batchSize, maxBufferedBytes, deadLetterTopic, preferOffsetFile);
+  }
+}

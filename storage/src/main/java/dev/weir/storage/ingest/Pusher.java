@@ -1,0 +1,14 @@
+package dev.weir.storage.ingest;
+
+import dev.weir.proto.prompb.WriteRequest;
+
+/**
+ * Where the reader appends what it consumes (the ingester). A push must be all-or-nothing for
+ * server errors: when it throws {@link dev.weir.storage.errors.ServerErrorException} nothing of it
+ * was stored, so the reader retries it; a {@link dev.weir.storage.errors.ClientErrorException}
+ * means the valid part was stored and the rest is refused for good (counted, skipped).
+ */
+@FunctionalInterface
+public interface Pusher {
+  void push(String tenant, WriteRequest request);
+}

@@ -1,0 +1,390 @@
+package dev.weir.storage.ingest;
+
+import dev.weir.proto.prompb.Label;
+import dev.weir.proto.prompb.TimeSeries;
+import dev.weir.proto.prompb.WriteRequest;
+import dev.weir.storage.errors.ClientErrorException;
+import dev.weir.storage.errors.ServerErrorException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The reader's processing stages:
+ *
+ * <pre>
+ *  fetch thread ──submit──► decode pool (N) ──► dispatcher (offset order) ──► shard queues ──► N shard workers
+ *                                                   split by series hash          bounded          append, retry
+ * </pre>
+ *
+ * Records are decoded concurrently but dispatched in offset order, and each series always goes
+ * to the same shard, so one series is appended in offset order. Shard workers merge consecutive
+ * parts of the same tenant into appends of up to {@code batchSize} series. Back-pressure: the
+ * fetch thread waits while the records in the pipeline exceed {@code maxBufferedBytes}, and full
+ * shard queues hold the dispatcher. Server errors are retried with backoff until they clear (the
+ * record stays in flight, so nothing after it can be committed); client errors (the valid part was
+ * stored) are counted by reason and the part is done; an undecodable record is skipped whole; any
+ * other exception fails the pipeline. With {@code shards == 0} records are
+ * decoded and appended on the fetch thread itself (the sequential loop).
+ *
+ * <p>Thread-safe for the calls documented on each method.
+ */
+final class ReaderPipeline implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(ReaderPipeline.class);
+  private static final int SHARD_QUEUE_PARTS = 256;
+  private static final long MAX_BACKOFF_MILLIS = 5_000;
+
+  /** Sends an undecodable record to the dead-letter topic; may throw ServerErrorException. */
+  interface DeadLetter {
+    void send(ConsumerRecord<byte[], byte[]> record, String error);
+  }
+
+  private record Pending(CommitTracker.Entry entry, ConsumerRecord<byte[], byte[]> record, Future<Object> decoded) {}
+
+  private record Part(CommitTracker.Entry entry, AtomicInteger remaining, String tenant, List<TimeSeries> series,
+      WriteRequest metadataOnly) {}
+
+  private final int shards;
+  private final int batchSize;
+  private final long maxBufferedBytes;
+  private final Pusher pusher;
+  private final @Nullable DeadLetter deadLetter;
+  private final ReaderMetrics metrics;
+  private final LongSupplier clock;
+
+  private final Object bytesLock = new Object();
+  private long bufferedBytes;
+  private final AtomicLong inFlight = new AtomicLong();
+
+  private final @Nullable ExecutorService decodePool;
+  private final LinkedBlockingQueue<Pending> ordered = new LinkedBlockingQueue<>();
+  private final List<ArrayBlockingQueue<Part>> shardQueues = new ArrayList<>();
+  private final List<Thread> threads = new ArrayList<>();
+  private volatile boolean closed;
+  private volatile @Nullable Throwable failure;
+
+  ReaderPipeline(int shards, int batchSize, long maxBufferedBytes, Pusher pusher, @Nullable DeadLetter deadLetter,
+      ReaderMetrics metrics, LongSupplier clock, String name) {
+    this.shards = shards;
+    this.batchSize = Math.max(1, batchSize);
+    this.maxBufferedBytes = maxBufferedBytes;
+    this.pusher = pusher;
+    this.deadLetter = deadLetter;
+    this.metrics = metrics;
+    this.clock = clock;
+    if (shards > 0) {
+      AtomicInteger n = new AtomicInteger();
+      decodePool = Executors.newFixedThreadPool(shards, r -> {
+        Thread t = new Thread(r, name + "-decode-" + n.incrementAndGet());
+        t.setDaemon(true);
+        return t;
+      });
+      for (int i = 0; i < shards; i++) {
+        shardQueues.add(new ArrayBlockingQueue<>(SHARD_QUEUE_PARTS));
+        int shard = i;
+        threads.add(new Thread(() -> runShard(shard), name + "-shard-" + i));
+      }
+      threads.add(new Thread(this::runDispatcher, name + "-dispatch"));
+      threads.forEach(t -> {
+        t.setDaemon(true);
+        t.start();
+      });
+    } else {
+      decodePool = null;
+    }
+  }
+
+  double bufferedBytes() {
+    synchronized (bytesLock) {
+      return bufferedBytes;
+    }
+  }
+
+  long inFlight() {
+    return inFlight.get();
+  }
+
+  /** Why the pipeline stopped working (an unexpected exception), or null. */
+  @Nullable Throwable failure() {
+    return failure;
+  }
+
+  /**
+   * Hands a record over; called by the fetch thread in offset order.
+   *
+   * @return false when the pipeline is full for longer than {@code waitMillis} (call again)
+   */
+  boolean submit(ConsumerRecord<byte[], byte[]> record, CommitTracker.Entry entry, long waitMillis)
+      throws InterruptedException {
+    synchronized (bytesLock) {
+      long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMillis);
+      while (bufferedBytes > 0 && bufferedBytes + entry.bytes > maxBufferedBytes) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          return false;
+        }
+        TimeUnit.NANOSECONDS.timedWait(bytesLock, left);
+      }
+      bufferedBytes += entry.bytes;
+    }
+    inFlight.incrementAndGet();
+    if (decodePool == null) {
+      processSequentially(record, entry);
+      return true;
+    }
+    Future<Object> decoded = decodePool.submit(() -> decode(record));
+    ordered.put(new Pending(entry, record, decoded));
+    return true;
+  }
+
+  private static Object decode(ConsumerRecord<byte[], byte[]> r) {
+    try {
+      return RecordFormat.decode(r.key(), r.value(), r.headers());
+    } catch (ClientErrorException e) {
+      return e;
+    }
+  }
+
+  private void processSequentially(ConsumerRecord<byte[], byte[]> record, CommitTracker.Entry entry)
+      throws InterruptedException {
+    Object d = decode(record);
+    if (d instanceof ClientErrorException e) {
+      undecodable(record, e);
+      complete(entry, true);
+    } else {
+      RecordFormat.Decoded dec = (RecordFormat.Decoded) d;
+      push(dec.tenant(), dec.request());
+      complete(entry, false);
+    }
+  }
+
+  private void undecodable(ConsumerRecord<byte[], byte[]> record, ClientErrorException e) throws InterruptedException {
+    metrics.clientError(e.reason());
+    log.warn("msg=\"skipping undecodable record\" partition={} offset={} reason={} err=\"{}\"", record.partition(),
+        record.offset(), e.reason(), e.getMessage());
+    DeadLetter dl = deadLetter;
+    if (dl != null) {
+      long backoff = 100;
+      while (true) {
+        try {
+          dl.send(record, e.getMessage());
+          return;
+        } catch (ServerErrorException se) {
+          metrics.retries.increment();
+          log.warn("msg=\"dead-letter write failed, retrying\" offset={} err=\"{}\"", record.offset(), se.getMessage());
+          Thread.sleep(backoff);
+          backoff = Math.min(MAX_BACKOFF_MILLIS, backoff * 2);
+        }
+      }
+    }
+  }
+
+  /**
+   * Appends with retries on server errors until it succeeds. A client error means the valid part
+   * was stored and the rest refused: counted by reason, and the append counts as done.
+   */
+  private void push(String tenant, WriteRequest request) throws InterruptedException {
+    long backoff = 100;
+    while (true) {
+      if (closed) {
+        throw new InterruptedException("pipeline closed");
+      }
+      try {
+        pusher.push(tenant, request);
+        return;
+      } catch (ClientErrorException e) {
+        metrics.clientError(e.reason());
+        return;
+      } catch (ServerErrorException e) {
+        metrics.retries.increment();
+        log.warn("msg=\"append failed with a server error; holding the partition and retrying\" user={} backoff_ms={}"
+            + " err=\"{}\"", tenant, backoff, String.valueOf(e.getMessage()).replace('"', '\''));
+        Thread.sleep(backoff);
+        backoff = Math.min(MAX_BACKOFF_MILLIS, backoff * 2);
+      }
+    }
+  }
+
+  /** Marks a record done; {@code skipped} when it was refused entirely (undecodable). */
+  private void complete(CommitTracker.Entry entry, boolean skipped) {
+    entry.done();
+    (skipped ? metrics.recordsClientError : metrics.recordsOk).increment();
+    long latency = clock.getAsLong() - entry.timestampMillis;
+    if (latency >= 0) {
+      metrics.processingLatency.record(latency, TimeUnit.MILLISECONDS);
+    }
+    inFlight.decrementAndGet();
+    synchronized (bytesLock) {
+      bufferedBytes -= entry.bytes;
+      bytesLock.notifyAll();
+    }
+  }
+
+  private void runDispatcher() {
+    try {
+      while (!closed) {
+        Pending p = ordered.take();
+        Object d;
+        try {
+          d = p.decoded().get();
+        } catch (ExecutionException e) {
+          throw new IllegalStateException("decoding failed unexpectedly", e.getCause());
+        }
+        if (d instanceof ClientErrorException e) {
+          undecodable(p.record(), e);
+          complete(p.entry(), true);
+          continue;
+        }
+        RecordFormat.Decoded dec = (RecordFormat.Decoded) d;
+        dispatch(p.entry(), dec.tenant(), dec.request());
+      }
+    } catch (InterruptedException e) {
+      // closing
+    } catch (RuntimeException e) {
+      fail(e);
+    }
+  }
+
+  private void dispatch(CommitTracker.Entry entry, String tenant, WriteRequest req) throws InterruptedException {
+    @SuppressWarnings("unchecked")
+    List<TimeSeries>[] byShard = new List[shards];
+    for (TimeSeries ts : req.getTimeseriesList()) {
+      int s = Math.floorMod(seriesHash(ts), shards);
+      if (byShard[s] == null) {
+        byShard[s] = new ArrayList<>();
+      }
+      byShard[s].add(ts);
+    }
+    boolean hasMetadata = req.getMetadataCount() > 0;
+    int parts = 0;
+    for (List<TimeSeries> l : byShard) {
+      if (l != null) {
+        parts++;
+      }
+    }
+    if (parts == 0 && !hasMetadata) {
+      complete(entry, false);
+      return;
+    }
+    if (parts == 0) {
+      parts = 1; // metadata only: shard 0 takes it
+      byShard[0] = new ArrayList<>();
+    }
+    AtomicInteger remaining = new AtomicInteger(parts);
+    boolean metadataSent = false;
+    for (int s = 0; s < shards; s++) {
+      if (byShard[s] != null) {
+        WriteRequest meta = !metadataSent && hasMetadata
+            ? WriteRequest.newBuilder().addAllMetadata(req.getMetadataList()).build() : WriteRequest.getDefaultInstance();
+        metadataSent = true;
+        shardQueues.get(s).put(new Part(entry, remaining, tenant, byShard[s], meta));
+      }
+    }
+  }
+
+  /** Hash of the series' labels in name order, so any label order maps to the same shard. */
+  static int seriesHash(TimeSeries ts) {
+    int n = ts.getLabelsCount();
+    String[] pairs = new String[n * 2];
+    for (int i = 0; i < n; i++) {
+      Label l = ts.getLabels(i);
+      pairs[2 * i] = l.getName();
+      pairs[2 * i + 1] = l.getValue();
+    }
+    // Insertion sort by name: labels are almost always sorted already.
+    for (int i = 2; i < pairs.length; i += 2) {
+      String name = pairs[i];
+      String value = pairs[i + 1];
+      int j = i - 2;
+      while (j >= 0 && pairs[j].compareTo(name) > 0) {
+        pairs[j + 2] = pairs[j];
+        pairs[j + 3] = pairs[j + 1];
+        j -= 2;
+      }
+      pairs[j + 2] = name;
+      pairs[j + 3] = value;
+    }
+    int h = Arrays.hashCode(pairs);
+    return h ^ (h >>> 16);
+  }
+
+  private void runShard(int shard) {
+    ArrayBlockingQueue<Part> q = shardQueues.get(shard);
+    List<Part> batch = new ArrayList<>();
+    try {
+      while (!closed) {
+        batch.clear();
+        Part first = q.take();
+        batch.add(first);
+        int series = first.series().size();
+        Part next;
+        while (series < batchSize && (next = q.peek()) != null && next.tenant().equals(first.tenant())
+            && next.metadataOnly().getMetadataCount() == 0 && first.metadataOnly().getMetadataCount() == 0) {
+          batch.add(q.poll());
+          series += next.series().size();
+        }
+        WriteRequest.Builder req = WriteRequest.newBuilder();
+        for (Part p : batch) {
+          req.addAllTimeseries(p.series());
+          req.addAllMetadata(p.metadataOnly().getMetadataList());
+        }
+        push(first.tenant(), req.build());
+        for (Part p : batch) {
+          if (p.remaining().decrementAndGet() == 0) {
+            complete(p.entry(), false);
+          }
+        }
+      }
+    } catch (InterruptedException e) {
+      // closing
+    } catch (RuntimeException e) {
+      fail(e);
+    }
+  }
+
+  private void fail(Throwable t) {
+    if (failure == null) {
+      failure = t;
+      log.error("msg=\"reader pipeline failed with an unexpected error; consumption stops\"", t);
+    }
+  }
+
+  /** Waits until every submitted record is done, the pipeline failed, or the timeout passed. */
+  boolean drain(long timeoutMillis) throws InterruptedException {
+    long deadline = System.currentTimeMillis() + timeoutMillis;
+    while (inFlight.get() > 0 && failure == null && System.currentTimeMillis() < deadline) {
+      Thread.sleep(10);
+    }
+    return inFlight.get() == 0;
+  }
+
+  @Override
+  public void close() {
+    closed = true;
+    threads.forEach(Thread::interrupt);
+    for (Thread t : threads) {
+      try {
+        t.join(5_000);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    if (decodePool != null) {
+      decodePool.shutdownNow();
+    }
+  }
+}

@@ -1,0 +1,155 @@
+package dev.weir.storage.ingest;
+
+import dev.weir.proto.prompb.WriteRequest;
+import dev.weir.storage.errors.ServerErrorException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.apache.kafka.common.header.internals.RecordHeader;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Produces write requests to the ingest topic: one record per (tenant, partition) part, split so
+ * no record exceeds the size limit, with acks=all and idempotence. {@link #write} returns only
+ * when Kafka acknowledged every record; otherwise it throws {@link ServerErrorException} and the
+ * caller's client retries (an idempotent retry of what did land is harmless: an identical sample
+ * is stored once).
+ *
+ * <p>Thread-safe (one producer shared by all pushes).
+ */
+public final class Writer implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(Writer.class);
+
+  private final KafkaConfig config;
+  private final WriterMetrics metrics;
+  private final KafkaProducer<byte[], byte[]> producer;
+
+  public Writer(KafkaConfig config, WriterMetrics metrics) {
+    this.config = config;
+    this.metrics = metrics;
+    Properties p = new Properties();
+    p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, config.address());
+    p.put(ProducerConfig.CLIENT_ID_CONFIG, config.clientId() + "-writer");
+    p.put(ProducerConfig.ACKS_CONFIG, "all");
+    p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+    p.put(ProducerConfig.LINGER_MS_CONFIG, 0);
+    p.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, config.maxRecordSizeBytes() + (1 << 20));
+    p.put(ProducerConfig.BUFFER_MEMORY_CONFIG, Math.max(64L << 20, 4L * config.maxRecordSizeBytes()));
+    int timeout = (int) config.writeTimeout().toMillis();
+    p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, timeout);
+    p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, timeout);
+    p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, timeout);
+    p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
+    p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
+    producer = new KafkaProducer<>(p);
+  }
+
+  /**
+   * Creates the topic when missing and auto-creation is on.
+   *
+   * @throws ServerErrorException when the topic is missing and cannot be created
+   */
+  public static void ensureTopic(KafkaConfig config) {
+    Properties p = new Properties();
+    p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, config.address());
+    p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) Math.max(10_000, config.writeTimeout().toMillis()));
+    try (Admin admin = Admin.create(p)) {
+      try {
+        TopicDescription d = admin.describeTopics(List.of(config.topic())).allTopicNames().get(30, TimeUnit.SECONDS)
+            .get(config.topic());
+        log.info("msg=\"ingest topic exists\" topic={} partitions={}", config.topic(), d.partitions().size());
+        return;
+      } catch (ExecutionException e) {
+        if (!(e.getCause() instanceof UnknownTopicOrPartitionException)) {
+          throw e;
+        }
+      }
+      if (!config.autoCreateTopic()) {
+        throw new ServerErrorException("ingest topic " + config.topic() + " does not exist and"
+            + " --ingest-storage.kafka.auto-create-topic-enabled is false");
+      }
+      try {
+        admin.createTopics(List.of(new NewTopic(config.topic(), Optional.of(config.autoCreatePartitions()),
+            Optional.empty()))).all().get(30, TimeUnit.SECONDS);
+        log.info("msg=\"ingest topic created\" topic={} partitions={}", config.topic(), config.autoCreatePartitions());
+      } catch (ExecutionException e) {
+        if (!(e.getCause() instanceof TopicExistsException)) {
+          throw e;
+        }
+      }
+    } catch (ExecutionException | TimeoutException e) {
+      throw new ServerErrorException("cannot check or create ingest topic " + config.topic() + " at "
+          + config.address() + ": " + (e instanceof ExecutionException ? e.getCause() : e), e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new ServerErrorException("interrupted while checking the ingest topic", e);
+    }
+  }
+
+  /**
+   * Produces one tenant's requests, one per partition, and waits until all are acknowledged.
+   *
+   * @throws ServerErrorException when any record was not acknowledged in time
+   * @throws dev.weir.storage.errors.ClientErrorException when a single series exceeds the record
+   *     size limit (nothing is produced then)
+   */
+  public void write(String tenant, Map<Integer, WriteRequest> byPartition) {
+    List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
+    byte[] key = tenant.getBytes(StandardCharsets.UTF_8);
+    for (Map.Entry<Integer, WriteRequest> e : byPartition.entrySet()) {
+      for (WriteRequest part : RecordFormat.split(e.getValue(), config.maxRecordSizeBytes())) {
+        ProducerRecord<byte[], byte[]> r = new ProducerRecord<>(config.topic(), e.getKey(), key, part.toByteArray());
+        r.headers().add(new RecordHeader(RecordFormat.VERSION_HEADER, RecordFormat.VERSION.getBytes(StandardCharsets.UTF_8)));
+        records.add(r);
+      }
+    }
+    long start = System.nanoTime();
+    List<Future<RecordMetadata>> acks = new ArrayList<>(records.size());
+    long bytes = 0;
+    try {
+      for (ProducerRecord<byte[], byte[]> r : records) {
+        acks.add(producer.send(r));
+        bytes += r.value().length;
+      }
+      long deadline = System.nanoTime() + config.writeTimeout().toNanos();
+      for (Future<RecordMetadata> f : acks) {
+        f.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+      }
+    } catch (ExecutionException | TimeoutException | org.apache.kafka.common.KafkaException e) {
+      metrics.failures.increment();
+      Throwable cause = e instanceof ExecutionException ? e.getCause() : e;
+      throw new ServerErrorException("writing to Kafka failed (" + records.size() + " records): " + cause, cause);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      metrics.failures.increment();
+      throw new ServerErrorException("interrupted while writing to Kafka", e);
+    }
+    metrics.records.increment(records.size());
+    metrics.bytes.increment(bytes);
+    metrics.latency.record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+  }
+
+  @Override
+  public void close() {
+    producer.close(config.writeTimeout());
+  }
+}

@@ -1,0 +1,92 @@
+package dev.weir.storage.ingest;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.weir.proto.prompb.Label;
+import dev.weir.proto.prompb.MetricMetadata;
+import dev.weir.proto.prompb.Sample;
+import dev.weir.proto.prompb.TimeSeries;
+import dev.weir.proto.prompb.WriteRequest;
+import dev.weir.storage.errors.ClientErrorException;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.apache.kafka.common.header.internals.RecordHeader;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.junit.jupiter.api.Test;
+
+class RecordFormatTest {
+  static TimeSeries series(int i, int samples) {
+    TimeSeries.Builder b = TimeSeries.newBuilder()
+        .addLabels(Label.newBuilder().setName("__name__").setValue("metric_with_a_long_name"))
+        .addLabels(Label.newBuilder().setName("i").setValue(String.valueOf(i)));
+    for (int k = 0; k < samples; k++) {
+      b.addSamples(Sample.newBuilder().setTimestamp(k).setValue(k));
+    }
+    return b.build();
+  }
+
+  @Test
+  void splitsLargeRequestsBetweenSeriesKeepingOrderAndMetadata() {
+    WriteRequest.Builder b = WriteRequest.newBuilder()
+        .addMetadata(MetricMetadata.newBuilder().setMetricFamilyName("m").setHelp("help"));
+    for (int i = 0; i < 100; i++) {
+      b.addTimeseries(series(i, 10));
+    }
+    WriteRequest req = b.build();
+    List<WriteRequest> parts = RecordFormat.split(req, 2_000);
+    assertThat(parts.size()).isGreaterThan(5);
+    assertThat(parts).allSatisfy(p -> assertThat(p.getSerializedSize()).isLessThanOrEqualTo(2_000));
+    assertThat(parts.get(0).getMetadataCount()).isEqualTo(1);
+    assertThat(parts.stream().flatMap(p -> p.getTimeseriesList().stream()).toList())
+        .containsExactlyElementsOf(req.getTimeseriesList());
+    assertThat(RecordFormat.split(req, Integer.MAX_VALUE)).containsExactly(req);
+    assertThatThrownBy(() -> RecordFormat.split(req, 100)).isInstanceOf(ClientErrorException.class)
+        .hasMessageContaining("producer-max-record-size-bytes");
+  }
+
+  @Test
+  void decodesTheVersionedRecordAndClassifiesBadOnes() {
+    RecordHeaders v1 = new RecordHeaders();
+    v1.add(new RecordHeader(RecordFormat.VERSION_HEADER, "1".getBytes(StandardCharsets.UTF_8)));
+    WriteRequest req = WriteRequest.newBuilder().addTimeseries(series(1, 1)).build();
+    RecordFormat.Decoded d = RecordFormat.decode("t".getBytes(StandardCharsets.UTF_8), req.toByteArray(), v1);
+    assertThat(d.tenant()).isEqualTo("t");
+    assertThat(d.request()).isEqualTo(req);
+    assertThatThrownBy(() -> RecordFormat.decode("t".getBytes(StandardCharsets.UTF_8), req.toByteArray(),
+        new RecordHeaders())).isInstanceOfSatisfying(ClientErrorException.class,
+            e -> assertThat(e.reason()).isEqualTo("unknown_record_version"));
+    assertThatThrownBy(() -> RecordFormat.decode("t".getBytes(StandardCharsets.UTF_8), new byte[] {(byte) 0xff, 1, 2}, v1))
+        .isInstanceOfSatisfying(ClientErrorException.class, e -> assertThat(e.reason()).isEqualTo("undecodable_record"));
+    assertThatThrownBy(() -> RecordFormat.decode(new byte[0], req.toByteArray(), v1))
+        .hasMessageContaining("no tenant");
+  }
+
+  @Test
+  void commitTrackerCommitsOnlyTheContiguousDonePrefixInKafkaConvention() {
+    CommitTracker t = new CommitTracker();
+    CommitTracker.Entry a = new CommitTracker.Entry(10, 1, 1);
+    CommitTracker.Entry b = new CommitTracker.Entry(11, 2, 1);
+    CommitTracker.Entry c = new CommitTracker.Entry(12, 3, 1);
+    t.add(a);
+    t.add(b);
+    t.add(c);
+    assertThat(t.committable()).isEqualTo(-1);
+    b.done();
+    c.done();
+    assertThat(t.committable()).as("10 still in flight holds back 11 and 12").isEqualTo(-1);
+    a.done();
+    assertThat(t.committable()).as("the next offset to read").isEqualTo(13);
+    assertThat(t.lastDoneTimestamp()).isEqualTo(3);
+    assertThat(t.inFlight()).isZero();
+  }
+
+  @Test
+  void seriesWithLabelsInAnyOrderGoToTheSameShard() {
+    TimeSeries sorted = TimeSeries.newBuilder().addLabels(Label.newBuilder().setName("a").setValue("1"))
+        .addLabels(Label.newBuilder().setName("b").setValue("2")).build();
+    TimeSeries reversed = TimeSeries.newBuilder().addLabels(Label.newBuilder().setName("b").setValue("2"))
+        .addLabels(Label.newBuilder().setName("a").setValue("1")).build();
+    assertThat(ReaderPipeline.seriesHash(sorted)).isEqualTo(ReaderPipeline.seriesHash(reversed));
+  }
+}

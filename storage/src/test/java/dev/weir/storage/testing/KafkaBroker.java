@@ -1,0 +1,205 @@
+package dev.weir.storage.testing;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.Uuid;
+
+/**
+ * A real Apache Kafka broker (4.x, KRaft, one combined broker+controller node on loopback) in its
+ * own JVM, started from the jars that the {@code storage/kafka-broker} module resolves. Tests that
+ * only consume share {@link #shared()} with a unique topic each; tests that stop or restart the
+ * broker start their own.
+ *
+ * <p>Not thread-safe.
+ */
+public final class KafkaBroker implements AutoCloseable {
+  private static KafkaBroker shared;
+
+  private final Path dir;
+  private final int port;
+  private final int controllerPort;
+  private Process process;
+
+  private KafkaBroker(Path dir, int port, int controllerPort) {
+    this.dir = dir;
+    this.port = port;
+    this.controllerPort = controllerPort;
+  }
+
+  public static synchronized KafkaBroker shared() throws Exception {
+    if (shared == null) {
+      shared = start(Files.createTempDirectory("weir-kafka-shared"));
+      KafkaBroker b = shared;
+      Runtime.getRuntime().addShutdownHook(new Thread(b::close));
+    }
+    return shared;
+  }
+
+  /** Formats a new single-node cluster in {@code dir} and starts it. */
+  public static KafkaBroker start(Path dir) throws Exception {
+    KafkaBroker b = new KafkaBroker(dir, free(), free());
+    b.writeConfig();
+    b.run(List.of("kafka.tools.StorageTool", "format", "-t", Uuid.randomUuid().toString(), "-c",
+        dir.resolve("server.properties").toString(), "--standalone"), 60);
+    b.launch();
+    return b;
+  }
+
+  /** The jars of the broker, resolved by the storage/kafka-broker module. */
+  public static Path lib() {
+    String root = System.getProperty("weir.repo.root");
+    Path start = root != null ? Path.of(root) : Path.of("").toAbsolutePath();
+    for (Path p = start; p != null; p = p.getParent()) {
+      Path lib = p.resolve("storage/kafka-broker/target/lib");
+      if (Files.isDirectory(lib)) {
+        return lib;
+      }
+    }
+    throw new IllegalStateException("storage/kafka-broker/target/lib not found above " + start
+        + ": build from the repository root (mvn verify builds the kafka-broker module first)");
+  }
+
+  private static int free() throws IOException {
+    try (ServerSocket s = new ServerSocket(0)) {
+      return s.getLocalPort();
+    }
+  }
+
+  private void writeConfig() throws IOException {
+    Files.createDirectories(dir);
+    String props = String.join("\n",
+        "process.roles=broker,controller",
+        "node.id=1",
+        "controller.quorum.bootstrap.servers=127.0.0.1:" + controllerPort,
+        "listeners=PLAINTEXT://127.0.0.1:" + port + ",CONTROLLER://127.0.0.1:" + controllerPort,
+        "advertised.listeners=PLAINTEXT://127.0.0.1:" + port,
+        "controller.listener.names=CONTROLLER",
+        "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "inter.broker.listener.name=PLAINTEXT",
+        "log.dirs=" + dir.resolve("data"),
+        "num.partitions=1",
+        "offsets.topic.replication.factor=1",
+        "offsets.topic.num.partitions=4",
+        "transaction.state.log.replication.factor=1",
+        "transaction.state.log.min.isr=1",
+        "share.coordinator.state.topic.replication.factor=1",
+        "share.coordinator.state.topic.min.isr=1",
+        "group.initial.rebalance.delay.ms=0",
+        "auto.create.topics.enable=false",
+        "");
+    Files.writeString(dir.resolve("server.properties"), props);
+    Files.writeString(dir.resolve("log4j2.yaml"), """
+        Configuration:
+          Appenders:
+            Console:
+              name: STDOUT
+              PatternLayout:
+                Pattern: "[%d] %p %m (%c)%n"
+          Loggers:
+            Root:
+              level: WARN
+              AppenderRef:
+                - ref: STDOUT
+        """);
+  }
+
+  private List<String> java(List<String> mainAndArgs) {
+    List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        "-Xmx512m", "-XX:+UseSerialGC", "-Dlog4j2.configurationFile=" + dir.resolve("log4j2.yaml"),
+        "-cp", lib() + "/*"));
+    cmd.addAll(mainAndArgs);
+    return cmd;
+  }
+
+  /** Runs a Kafka tool (main class and arguments) against this broker's classpath; returns its output. */
+  public String run(List<String> mainAndArgs, int timeoutSeconds) throws Exception {
+    Process p = new ProcessBuilder(java(mainAndArgs)).redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes());
+    if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS) || p.exitValue() != 0) {
+      p.destroyForcibly();
+      throw new IllegalStateException(String.join(" ", mainAndArgs) + " failed:\n" + out);
+    }
+    return out;
+  }
+
+  private void launch() throws Exception {
+    process = new ProcessBuilder(java(List.of("kafka.Kafka", dir.resolve("server.properties").toString())))
+        .redirectErrorStream(true)
+        .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("broker.log").toFile()))
+        .start();
+    Instant deadline = Instant.now().plusSeconds(60);
+    while (Instant.now().isBefore(deadline)) {
+      if (!process.isAlive()) {
+        throw new IllegalStateException("broker exited: " + Files.readString(dir.resolve("broker.log")));
+      }
+      try (Admin admin = admin()) {
+        admin.describeCluster().nodes().get(2, TimeUnit.SECONDS);
+        return;
+      } catch (Exception e) {
+        Thread.sleep(200);
+      }
+    }
+    throw new IllegalStateException("broker not ready: " + Files.readString(dir.resolve("broker.log")));
+  }
+
+  public String bootstrap() {
+    return "127.0.0.1:" + port;
+  }
+
+  public Admin admin() {
+    Properties p = new Properties();
+    p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());
+    p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 5000);
+    p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 10000);
+    return Admin.create(p);
+  }
+
+  public void createTopic(String topic, int partitions) throws Exception {
+    try (Admin admin = admin()) {
+      admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all().get(30, TimeUnit.SECONDS);
+    }
+  }
+
+  /** Stops the broker (SIGTERM, controlled shutdown). */
+  public void stop() throws InterruptedException {
+    process.destroy();
+    if (!process.waitFor(60, TimeUnit.SECONDS)) {
+      process.destroyForcibly().waitFor();
+    }
+  }
+
+  /** Starts the broker again with the same ports and data. */
+  public void restart() throws Exception {
+    launch();
+  }
+
+  /** {@code kafka-consumer-groups --describe --group G}, Kafka's own view of a group's offsets. */
+  public String describeGroup(String group) throws Exception {
+    return run(List.of("org.apache.kafka.tools.consumer.group.ConsumerGroupCommand", "--bootstrap-server",
+        bootstrap(), "--describe", "--group", group), 60);
+  }
+
+  @Override
+  public void close() {
+    if (process != null && process.isAlive()) {
+      process.destroyForcibly();
+      try {
+        process.waitFor(30, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+}
