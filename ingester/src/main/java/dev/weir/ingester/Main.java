@@ -60,7 +60,13 @@ public final class Main {
     Logging.configure(config.log());
     Logger log = LoggerFactory.getLogger(Main.class);
     log.info("msg=\"starting weir\" version={} target={}", Version.VERSION, config.target());
-    Weir weir = Weir.create(config, fs);
+    Weir weir;
+    try {
+      weir = Weir.create(config, fs);
+    } catch (ConfigException e) {
+      err.println("weir: error: " + e.getMessage());
+      return 1;
+    }
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       log.info("msg=\"received shutdown signal, stopping\"");
       weir.stop();

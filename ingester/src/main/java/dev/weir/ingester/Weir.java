@@ -3,23 +3,36 @@ package dev.weir.ingester;
 import dev.weir.ingester.api.IngesterGrpcService;
 import dev.weir.ingester.api.JsonImport;
 import dev.weir.ingester.api.PrometheusHttpApi;
+import dev.weir.ingester.config.ConfigException;
 import dev.weir.ingester.config.FlagSet;
 import dev.weir.ingester.config.WeirConfig;
+import dev.weir.ingester.distributor.ForwardingDistributor;
+import dev.weir.ingester.distributor.KafkaDistributor;
+import dev.weir.ingester.ingest.IngestStorageConfig;
+import dev.weir.ingester.ingest.KafkaWriterService;
+import dev.weir.ingester.ingest.PartitionReaderService;
+import dev.weir.ingester.ingest.PartitionRingService;
+import dev.weir.ingester.ingest.ReadConsistency;
 import dev.weir.ingester.lifecycle.Service;
 import dev.weir.ingester.lifecycle.ServiceManager;
 import dev.weir.ingester.push.Ingester;
 import dev.weir.ingester.push.IngesterMetrics;
+import dev.weir.ingester.push.PushHandler;
 import dev.weir.ingester.ring.InstanceRingService;
 import dev.weir.ingester.ring.KvService;
 import dev.weir.ingester.ring.RingPages;
-import dev.weir.ring.kv.KvMetrics;
-import dev.weir.ring.lifecycle.RingMetrics;
 import dev.weir.ingester.server.GrpcInterceptors;
 import dev.weir.ingester.server.GrpcServer;
 import dev.weir.ingester.server.HttpRouter;
 import dev.weir.ingester.server.HttpServer;
 import dev.weir.ingester.server.OpsEndpoints;
 import dev.weir.ingester.server.RequestMetrics;
+import dev.weir.ring.kv.KvMetrics;
+import dev.weir.ring.lifecycle.RingMetrics;
+import dev.weir.ring.partition.PartitionIds;
+import dev.weir.storage.errors.ClientErrorException;
+import dev.weir.storage.ingest.ReaderMetrics;
+import dev.weir.storage.ingest.WriterMetrics;
 import dev.weir.storage.tsdb.Tsdb;
 import dev.weir.storage.tsdb.TsdbMetrics;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
@@ -33,15 +46,26 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A Weir process: the components of its target wired together and run by a
- * {@link ServiceManager} (started in order, stopped in reverse). Usage:
+ * {@link ServiceManager} (started in order, stopped in reverse). Targets and modes:
+ *
+ * <pre>
+ *            classic mode                          Kafka mode (--ingest-storage.enabled)
+ * all        push → ingester; queries              push → Kafka; ingester consumes its partition
+ * ingester   push → ingester; queries              ingester consumes its partition; Push refused*
+ * distributor push → owning ingester (gRPC)        push → Kafka
+ * </pre>
+ *
+ * (*unless {@code --ingester.push-grpc-method-enabled=true}). Usage:
  *
  * <pre>{@code
  * Weir weir = Weir.create(config, flags);
  * weir.start();
- * ...
  * weir.stop();
  * }</pre>
  *
@@ -50,23 +74,30 @@ import java.util.List;
 public final class Weir {
   private final PrometheusMeterRegistry registry;
   private final ServiceManager services;
-  private final Ingester ingester;
+  private final @Nullable Ingester ingester;
   private final GrpcServer grpc;
   private final HttpServer http;
   private final JvmGcMetrics gcMetrics;
+  private final List<AutoCloseable> closeables;
 
-  private Weir(PrometheusMeterRegistry registry, ServiceManager services, Ingester ingester,
-      GrpcServer grpc, HttpServer http, JvmGcMetrics gcMetrics) {
+  private Weir(PrometheusMeterRegistry registry, ServiceManager services, @Nullable Ingester ingester, GrpcServer grpc,
+      HttpServer http, JvmGcMetrics gcMetrics, List<AutoCloseable> closeables) {
     this.registry = registry;
     this.services = services;
     this.ingester = ingester;
     this.grpc = grpc;
     this.http = http;
     this.gcMetrics = gcMetrics;
+    this.closeables = closeables;
   }
 
-  /** Wires the components of {@code config.target()}; nothing runs until {@link #start()}. */
-  public static Weir create(WeirConfig config, FlagSet flags) {
+  /**
+   * Wires the components of {@code config.target()}; nothing runs until {@link #start()}.
+   *
+   * @throws ConfigException when the configuration cannot work for this target (e.g. a Kafka-mode
+   *     ingester ID without a partition number)
+   */
+  public static Weir create(WeirConfig config, FlagSet flags) throws ConfigException {
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     new JvmMemoryMetrics().bindTo(registry);
     JvmGcMetrics gc = new JvmGcMetrics();
@@ -76,37 +107,107 @@ public final class Weir {
     new ProcessorMetrics().bindTo(registry);
     new UptimeMetrics().bindTo(registry);
     new FileDescriptorMetrics().bindTo(registry);
+    LongSupplier clock = System::currentTimeMillis;
+
+    String target = config.target();
+    boolean kafka = config.ingest().enabled();
+    boolean runsIngester = !target.equals("distributor");
+    boolean runsDistributor = !target.equals("ingester");
+    String id = config.ingester().id();
+    int partition = -1;
+    if (kafka && runsIngester) {
+      try {
+        partition = PartitionIds.fromInstanceId(id);
+      } catch (IllegalArgumentException e) {
+        throw new ConfigException(e.getMessage());
+      }
+    }
 
     RequestMetrics requestMetrics = new RequestMetrics(registry);
-    Tsdb tsdb = new Tsdb(config.storage(), new TsdbMetrics(registry), System::currentTimeMillis,
-        tenant -> () -> config.limits().maxGlobalSeriesPerUser());
-    IngesterMetrics ingesterMetrics = new IngesterMetrics(registry, System::currentTimeMillis,
+    IngesterMetrics ingesterMetrics = new IngesterMetrics(registry, clock,
         config.ingester().activeSeriesIdleTimeout().toMillis());
-    Ingester ingester = new Ingester(config.ingester(), tsdb, tenant -> config.limits(),
-        ingesterMetrics, System::currentTimeMillis);
-
-    GrpcServer grpc = new GrpcServer(config.server(), List.of(new IngesterGrpcService(ingester)),
-        List.of(GrpcInterceptors.tenant(config.tenants()), GrpcInterceptors.metrics(requestMetrics)));
-
+    List<Service> list = new ArrayList<>();
+    List<AutoCloseable> closeables = new ArrayList<>();
     KvService kv = new KvService(config.ring().kv(), new KvMetrics(registry));
-    InstanceRingService ring = new InstanceRingService(config.ring(), kv, config.ingester().id(), grpc::port,
-        new RingMetrics(registry), System::currentTimeMillis, true);
+    list.add(kv);
+    AtomicReference<InstanceRingService> ringRef = new AtomicReference<>();
+
+    Ingester ingester = null;
+    if (runsIngester) {
+      int globalLimit = config.limits().maxGlobalSeriesPerUser();
+      Tsdb tsdb = new Tsdb(config.storage(), new TsdbMetrics(registry), clock, tenant -> () -> {
+        if (!kafka || globalLimit == 0) {
+          return globalLimit;
+        }
+        // Mimir's rule in ingest-storage mode: the global limit is shared by the ACTIVE partitions.
+        InstanceRingService r = ringRef.get();
+        int active = r == null ? 1 : Math.max(1, r.partitionRing().activePartitions().size());
+        return Math.max(1, globalLimit / active);
+      });
+      ingester = new Ingester(config.ingester(), tsdb, t -> config.limits(), ingesterMetrics, clock);
+      list.add(ingester);
+    }
+    RingMetrics ringMetrics = new RingMetrics(registry);
+    if (kafka && runsIngester) {
+      list.add(new PartitionRingService(partition, id, config.ingest(), config.ring(), kv, ringMetrics, clock));
+    }
+    KafkaWriterService writer = null;
+    if (kafka && runsDistributor) {
+      writer = new KafkaWriterService(config.ingest().kafka(), new WriterMetrics(registry));
+      list.add(writer);
+    }
+
+    PushHandler push;
+    if (kafka && runsDistributor) {
+      KafkaWriterService w = writer;
+      push = new KafkaDistributor(t -> config.limits(), () -> ringRef.get().partitionRing(), w::writer,
+          ingesterMetrics, clock);
+    } else if (!kafka && target.equals("distributor")) {
+      ForwardingDistributor fwd = new ForwardingDistributor(t -> config.limits(), () -> ringRef.get().instanceRing(),
+          ingesterMetrics, clock);
+      closeables.add(fwd);
+      push = fwd;
+    } else if (kafka && !config.ingest().pushGrpcEnabled()) {
+      push = (tenant, req) -> {
+        throw new ClientErrorException("push_disabled", "this ingester consumes Kafka partition " + id
+            + ": write to a distributor (or enable --ingester.push-grpc-method-enabled)", 400);
+      };
+    } else {
+      push = ingester;
+    }
+
+    AtomicReference<ReadConsistency> consistency = new AtomicReference<>(ReadConsistency.IMMEDIATE);
+    GrpcServer grpc = new GrpcServer(config.server(),
+        List.of(new IngesterGrpcService(push, ingester, () -> consistency.get().awaitStrong())),
+        List.of(GrpcInterceptors.tenant(config.tenants()), GrpcInterceptors.metrics(requestMetrics)));
+    list.add(grpc);
+
+    InstanceRingService ring = new InstanceRingService(config.ring(), kv, id, grpc::port, ringMetrics, clock,
+        runsIngester, !kafka);
+    ringRef.set(ring);
 
     HttpRouter router = new HttpRouter();
-    new PrometheusHttpApi(ingester, config.tenants()).register(router);
-    new JsonImport(ingester, config.tenants()).register(router);
+    if (ingester != null) {
+      new PrometheusHttpApi(ingester, config.tenants(), () -> consistency.get().awaitStrong()).register(router);
+    }
+    new JsonImport(push, config.tenants()).register(router);
     RingPages.register(router, ring::instanceRing, ring::partitionRing, ring::kvConnected);
     HttpServer http = new HttpServer(config.server(), router, requestMetrics);
-
-    List<Service> list = new ArrayList<>();
-    list.add(kv);
-    list.add(ingester);
-    list.add(grpc);
     list.add(http);
     list.add(ring);
+
+    if (kafka && ingester != null) {
+      IngestStorageConfig ingest = config.ingest();
+      PartitionReaderService reader = new PartitionReaderService(ingest.kafkaFor(id), partition, ingester,
+          new ReaderMetrics(registry, partition), clock, ingest.strongReadTimeout(),
+          config.server().gracefulShutdownTimeout(), ring::activate);
+      consistency.set(reader);
+      list.add(reader);
+    }
+
     ServiceManager services = new ServiceManager(list);
     OpsEndpoints.register(router, registry, services, flags, Version.VERSION);
-    return new Weir(registry, services, ingester, grpc, http, gc);
+    return new Weir(registry, services, ingester, grpc, http, gc, closeables);
   }
 
   public void start() throws Exception {
@@ -115,6 +216,13 @@ public final class Weir {
 
   public void stop() {
     services.stopAll();
+    for (AutoCloseable c : closeables) {
+      try {
+        c.close();
+      } catch (Exception e) {
+        // best effort at shutdown
+      }
+    }
     gcMetrics.close();
   }
 
@@ -126,7 +234,7 @@ public final class Weir {
     return services;
   }
 
-  public Ingester ingester() {
+  public @Nullable Ingester ingester() {
     return ingester;
   }
 

@@ -1,6 +1,8 @@
 package dev.weir.ingester.api;
 
+import dev.weir.ingester.ingest.ReadConsistency;
 import dev.weir.ingester.push.Ingester;
+import dev.weir.ingester.push.PushHandler;
 import dev.weir.ingester.server.GrpcInterceptors;
 import dev.weir.ingester.server.GrpcStatuses;
 import dev.weir.proto.ingester.IngesterGrpc;
@@ -17,9 +19,11 @@ import dev.weir.proto.prompb.TimeSeries;
 import dev.weir.proto.prompb.WriteRequest;
 import dev.weir.storage.tsdb.head.SeriesChunks;
 import dev.weir.storage.tsdb.labels.Labels;
+import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The gRPC {@code weir.Ingester} service over an {@link Ingester}. The tenant comes from the
@@ -31,16 +35,36 @@ public final class IngesterGrpcService extends IngesterGrpc.IngesterImplBase {
   /** Series per QueryStream message, as in Mimir: large enough to amortize, small to stream. */
   static final int SERIES_PER_MESSAGE = 128;
 
-  private final Ingester ingester;
+  private final PushHandler push;
+  private final @Nullable Ingester ingester;
+  private final ReadConsistency consistency;
 
-  public IngesterGrpcService(Ingester ingester) {
+  /**
+   * @param push what Push does (the ingester, a distributor, or a refusal)
+   * @param ingester serves the query methods; null in a distributor-only process
+   */
+  public IngesterGrpcService(PushHandler push, @Nullable Ingester ingester, ReadConsistency consistency) {
+    this.push = push;
     this.ingester = ingester;
+    this.consistency = consistency;
+  }
+
+  private Ingester queries() {
+    Ingester i = ingester;
+    if (i == null) {
+      throw Status.UNIMPLEMENTED.withDescription("this process runs no ingester (--target=distributor):"
+          + " query an ingester").asRuntimeException();
+    }
+    if (Boolean.TRUE.equals(GrpcInterceptors.STRONG_READ.get())) {
+      consistency.awaitStrong();
+    }
+    return i;
   }
 
   @Override
   public void push(WriteRequest request, StreamObserver<WriteResponse> out) {
     try {
-      ingester.push(GrpcInterceptors.TENANT.get(), request);
+      push.push(GrpcInterceptors.TENANT.get(), request);
       out.onNext(WriteResponse.getDefaultInstance());
       out.onCompleted();
     } catch (RuntimeException e) {
@@ -53,7 +77,7 @@ public final class IngesterGrpcService extends IngesterGrpc.IngesterImplBase {
     try {
       long mint = request.getStartTimestampMs();
       long maxt = request.getEndTimestampMs();
-      List<SeriesChunks> series = ingester.select(GrpcInterceptors.TENANT.get(), mint, maxt,
+      List<SeriesChunks> series = queries().select(GrpcInterceptors.TENANT.get(), mint, maxt,
           Matchers.fromProto(request.getMatchersList()));
       ServerCallStreamObserver<QueryStreamResponse> call = (ServerCallStreamObserver<QueryStreamResponse>) out;
       QueryStreamResponse.Builder batch = QueryStreamResponse.newBuilder();
@@ -83,7 +107,7 @@ public final class IngesterGrpcService extends IngesterGrpc.IngesterImplBase {
   @Override
   public void labelNames(LabelNamesRequest request, StreamObserver<LabelNamesResponse> out) {
     try {
-      List<String> names = ingester.labelNames(GrpcInterceptors.TENANT.get(), request.getStartTimestampMs(),
+      List<String> names = queries().labelNames(GrpcInterceptors.TENANT.get(), request.getStartTimestampMs(),
           request.getEndTimestampMs(), Matchers.fromProto(request.getMatchersList()));
       out.onNext(LabelNamesResponse.newBuilder().addAllLabelNames(names).build());
       out.onCompleted();
@@ -95,7 +119,7 @@ public final class IngesterGrpcService extends IngesterGrpc.IngesterImplBase {
   @Override
   public void labelValues(LabelValuesRequest request, StreamObserver<LabelValuesResponse> out) {
     try {
-      List<String> values = ingester.labelValues(GrpcInterceptors.TENANT.get(), request.getLabelName(),
+      List<String> values = queries().labelValues(GrpcInterceptors.TENANT.get(), request.getLabelName(),
           request.getStartTimestampMs(), request.getEndTimestampMs(),
           Matchers.fromProto(request.getMatchersList()));
       out.onNext(LabelValuesResponse.newBuilder().addAllLabelValues(values).build());

@@ -3,7 +3,7 @@ package dev.weir.ingester.api;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
-import dev.weir.ingester.push.Ingester;
+import dev.weir.ingester.push.PushHandler;
 import dev.weir.ingester.server.HttpExchange;
 import dev.weir.ingester.server.HttpRouter;
 import dev.weir.ingester.server.Tenants;
@@ -33,11 +33,11 @@ import java.util.Set;
 public final class JsonImport {
   private static final JsonFactory JSON = new JsonFactory();
 
-  private final Ingester ingester;
+  private final PushHandler push;
   private final Tenants tenants;
 
-  public JsonImport(Ingester ingester, Tenants tenants) {
-    this.ingester = ingester;
+  public JsonImport(PushHandler push, Tenants tenants) {
+    this.push = push;
     this.tenants = tenants;
   }
 
@@ -59,7 +59,7 @@ public final class JsonImport {
         }
       }
     }
-    ingester.push(tenant, req.build());
+    push.push(tenant, req.build());
     ex.respond(204, "text/plain", new byte[0]);
   }
 

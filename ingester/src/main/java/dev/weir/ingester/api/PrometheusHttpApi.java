@@ -1,5 +1,6 @@
 package dev.weir.ingester.api;
 
+import dev.weir.ingester.ingest.ReadConsistency;
 import dev.weir.ingester.push.Ingester;
 import dev.weir.ingester.push.Validator;
 import dev.weir.ingester.server.HttpExchange;
@@ -23,7 +24,9 @@ import java.util.TreeSet;
  * streams every matching series as one JSON line ({@code {"metric":{...},"values":[...],
  * "timestamps":[...]}}, VictoriaMetrics' export format) for exact verification.
  *
- * <p>The tenant comes from {@code X-Scope-OrgID}. Client errors are answered as Prometheus does:
+ * <p>The tenant comes from {@code X-Scope-OrgID}; {@code X-Read-Consistency: strong} first waits
+ * until every write accepted before the query is readable (Kafka mode). Client errors are
+ * answered as Prometheus does:
  * {@code {"status":"error","errorType":"bad_data","error":"..."}}. Thread-safe.
  */
 public final class PrometheusHttpApi {
@@ -32,10 +35,12 @@ public final class PrometheusHttpApi {
 
   private final Ingester ingester;
   private final Tenants tenants;
+  private final ReadConsistency consistency;
 
-  public PrometheusHttpApi(Ingester ingester, Tenants tenants) {
+  public PrometheusHttpApi(Ingester ingester, Tenants tenants, ReadConsistency consistency) {
     this.ingester = ingester;
     this.tenants = tenants;
+    this.consistency = consistency;
   }
 
   public void register(HttpRouter router) {
@@ -52,7 +57,11 @@ public final class PrometheusHttpApi {
 
   private void guarded(HttpExchange ex, Endpoint e) throws Exception {
     try {
-      e.serve(ex, tenants.resolve(ex.header(Tenants.HEADER)));
+      String tenant = tenants.resolve(ex.header(Tenants.HEADER));
+      if ("strong".equalsIgnoreCase(ex.header("X-Read-Consistency"))) {
+        consistency.awaitStrong();
+      }
+      e.serve(ex, tenant);
     } catch (ClientErrorException err) {
       if (ex.responded()) {
         throw err;

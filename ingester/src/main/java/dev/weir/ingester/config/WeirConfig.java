@@ -1,5 +1,6 @@
 package dev.weir.ingester.config;
 
+import dev.weir.ingester.ingest.IngestStorageConfig;
 import dev.weir.ingester.logging.LogConfig;
 import dev.weir.ingester.push.IngesterConfig;
 import dev.weir.ingester.ring.RingConfig;
@@ -14,7 +15,7 @@ import java.util.List;
  * The whole configuration of a Weir process, built from one {@link FlagSet}: defaults, then the
  * {@code --config.file} YAML, then the command line.
  *
- * @param target which components run: all (single process), ingester
+ * @param target which components run: all (single process), ingester, distributor
  */
 public record WeirConfig(
     String target,
@@ -24,10 +25,11 @@ public record WeirConfig(
     IngesterConfig ingester,
     Limits limits,
     TsdbConfig storage,
-    RingConfig ring) {
+    RingConfig ring,
+    IngestStorageConfig ingest) {
 
   /** Targets this build can run. */
-  public static final List<String> TARGETS = List.of("all", "ingester");
+  public static final List<String> TARGETS = List.of("all", "ingester", "distributor");
 
   /** All flag definitions, registered on one flag set. */
   public static final class Flags {
@@ -41,11 +43,12 @@ public record WeirConfig(
     private final Limits.Flags limits;
     private final StorageConfig.Flags storage;
     private final RingConfig.Flags ring;
+    private final IngestStorageConfig.Flags ingest;
 
     public Flags(FlagSet fs) {
       this.fs = fs;
       target = fs.oneOf("target", "all", TARGETS,
-          "Components to run: all (everything in one process) or ingester.");
+          "Components to run: all (distributor and ingester in one process), ingester, distributor.");
       configFile = fs.string("config.file", "",
           "YAML file with configuration keys; command-line flags override it.");
       log = new LogConfig.Flags(fs);
@@ -55,6 +58,7 @@ public record WeirConfig(
       limits = new Limits.Flags(fs);
       storage = new StorageConfig.Flags(fs);
       ring = new RingConfig.Flags(fs);
+      ingest = new IngestStorageConfig.Flags(fs);
     }
 
     public FlagSet flagSet() {
@@ -82,7 +86,7 @@ public record WeirConfig(
       s.validate();
       IngesterConfig ing = ingester.build();
       return new WeirConfig(target.get(), log.build(), s, tenants.build(), ing, limits.build(),
-          storage.build(ing.dataDir()), ring.build());
+          storage.build(ing.dataDir()), ring.build(), ingest.build());
     }
 
     private static String findConfigFile(String[] args) {

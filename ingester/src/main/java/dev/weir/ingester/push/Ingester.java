@@ -32,7 +32,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Thread-safe: pushes for the same or different tenants may run concurrently.
  */
-public final class Ingester implements Service {
+public final class Ingester implements Service, PushHandler {
   private static final Logger log = LoggerFactory.getLogger(Ingester.class);
 
   private final IngesterConfig config;
@@ -82,6 +82,10 @@ public final class Ingester implements Service {
     return tsdb;
   }
 
+  public java.nio.file.Path dataDir() {
+    return config.dataDir();
+  }
+
   /**
    * Appends a write request for a tenant; returns once it is stored, and fsynced when the WAL
    * fsync mode is {@code always}.
@@ -91,6 +95,7 @@ public final class Ingester implements Service {
    * @throws dev.weir.storage.errors.ServerErrorException when the storage could not write it
    *     (nothing of the request is stored then; the client retries)
    */
+  @Override
   public void push(String tenant, WriteRequest request) {
     push(tenant, request, tsdb.fsyncOnCommit());
   }
@@ -104,7 +109,7 @@ public final class Ingester implements Service {
     TenantHead head = tsdb.head(tenant);
     metrics.tenantHead(head);
     Appender app = head.appender();
-    Errors errors = new Errors(tenant);
+    PushErrors errors = new PushErrors(tenant, metrics, clientErrorLog);
     long maxTime = wallClock.getAsLong() + l.creationGracePeriod().toMillis();
     for (TimeSeries ts : request.getTimeseriesList()) {
       Labels labels;
@@ -160,36 +165,5 @@ public final class Ingester implements Service {
   public List<String> labelValues(String tenant, String name, long mint, long maxt, List<Matcher> matchers) {
     TenantDb db = tsdb.existing(tenant);
     return db == null ? List.of() : db.labelValues(name, mint, maxt, matchers);
-  }
-
-  /** Collects the client errors of one request: counts all, keeps the first message. */
-  private final class Errors {
-    private final String tenant;
-    private @Nullable String first;
-    private @Nullable String firstReason;
-    private int count;
-
-    Errors(String tenant) {
-      this.tenant = tenant;
-    }
-
-    void add(String reason, int samples, String message) {
-      metrics.discarded(tenant, reason, samples);
-      if (first == null) {
-        first = message;
-        firstReason = reason;
-      }
-      count++;
-    }
-
-    void throwIfAny() {
-      if (first == null || firstReason == null) {
-        return;
-      }
-      String msg = count > 1 ? first + " (and " + (count - 1) + " more errors in this request)" : first;
-      clientErrorLog.warn("msg=\"push rejected in part\" user=" + tenant + " reason=" + firstReason
-          + " errors=" + count + " first=\"" + first.replace("\"", "'") + "\"");
-      throw new ClientErrorException(firstReason, msg);
-    }
   }
 }

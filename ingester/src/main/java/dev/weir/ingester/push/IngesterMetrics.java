@@ -21,6 +21,7 @@ public final class IngesterMetrics {
   private final ConcurrentHashMap<String, Counter> ingested = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, Counter> duplicates = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, Counter> discarded = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, Counter> received = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, Boolean> tenantGauges = new ConcurrentHashMap<>();
 
   public IngesterMetrics(MeterRegistry registry, LongSupplier wallClock, long activeIdleMillis) {
@@ -41,6 +42,15 @@ public final class IngesterMetrics {
     if (n > 0) {
       duplicates.computeIfAbsent(tenant, t -> Counter.builder("weir.ingester.duplicate.samples")
           .description("Samples identical to the newest of their series: accepted, not stored again.")
+          .tag("user", t).register(registry)).increment(n);
+    }
+  }
+
+  /** Counts samples a distributor received (before validation), like Mimir's distributor metric. */
+  public void distributorReceived(String tenant, int n) {
+    if (n > 0) {
+      received.computeIfAbsent(tenant, t -> Counter.builder("weir.distributor.received.samples")
+          .description("Samples received by the distributor, before validation.")
           .tag("user", t).register(registry)).increment(n);
     }
   }

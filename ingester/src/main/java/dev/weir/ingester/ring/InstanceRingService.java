@@ -29,12 +29,18 @@ public final class InstanceRingService implements Service {
   private final RingMetrics metrics;
   private final LongSupplier clock;
   private final boolean activateOnStart;
+  private final boolean register;
   private volatile @Nullable InstanceLifecycler lifecycler;
   private volatile @Nullable RingWatcher<RingDesc> instances;
   private volatile @Nullable RingWatcher<PartitionRingDesc> partitions;
 
+  /**
+   * @param register whether this process is a ring member (an ingester); otherwise it only
+   *     watches the rings (a distributor)
+   */
   public InstanceRingService(RingConfig config, KvService kv, String instanceId, IntSupplier grpcPort,
-      RingMetrics metrics, LongSupplier clock, boolean activateOnStart) {
+      RingMetrics metrics, LongSupplier clock, boolean register, boolean activateOnStart) {
+    this.register = register;
     this.config = config;
     this.kv = kv;
     this.instanceId = instanceId;
@@ -55,6 +61,9 @@ public final class InstanceRingService implements Service {
         RingDesc.getDefaultInstance(), metrics, clock);
     partitions = new RingWatcher<>("ingester-partitions", kv.store(), RingConfig.PARTITION_RING_KEY,
         PartitionRingDesc.parser(), PartitionRingDesc.getDefaultInstance(), metrics, clock);
+    if (!register) {
+      return;
+    }
     InstanceLifecycler l = new InstanceLifecycler(new InstanceLifecycler.Config(RingConfig.INSTANCE_RING_KEY,
         instanceId, config.advertisedAddress(grpcPort.getAsInt()), config.zone(), config.numTokens(),
         config.heartbeatPeriod(), config.unregisterOnShutdown()), kv.store(), metrics, clock);
@@ -76,7 +85,7 @@ public final class InstanceRingService implements Service {
   @Override
   public @Nullable String notReadyReason() {
     InstanceLifecycler l = lifecycler;
-    if (l == null || l.desiredState() != InstanceState.ACTIVE) {
+    if (register && (l == null || l.desiredState() != InstanceState.ACTIVE)) {
       return "not ACTIVE in the ring yet";
     }
     return null;

@@ -19,6 +19,10 @@ public final class GrpcInterceptors {
       Metadata.Key.of("x-scope-orgid", Metadata.ASCII_STRING_MARSHALLER);
   /** The resolved tenant of the current call. */
   public static final Context.Key<String> TENANT = Context.key("weir-tenant");
+  public static final Metadata.Key<String> READ_CONSISTENCY =
+      Metadata.Key.of("x-read-consistency", Metadata.ASCII_STRING_MARSHALLER);
+  /** Whether the current call asked for strong read consistency. */
+  public static final Context.Key<Boolean> STRONG_READ = Context.key("weir-strong-read");
 
   private GrpcInterceptors() {}
 
@@ -35,7 +39,9 @@ public final class GrpcInterceptors {
           call.close(GrpcStatuses.toStatus(e).getStatus(), new Metadata());
           return new ServerCall.Listener<>() {};
         }
-        return Contexts.interceptCall(Context.current().withValue(TENANT, tenant), call, headers, next);
+        boolean strong = "strong".equalsIgnoreCase(headers.get(READ_CONSISTENCY));
+        return Contexts.interceptCall(Context.current().withValue(TENANT, tenant).withValue(STRONG_READ, strong), call,
+            headers, next);
       }
     };
   }

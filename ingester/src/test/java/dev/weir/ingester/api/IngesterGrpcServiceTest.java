@@ -68,7 +68,7 @@ class IngesterGrpcServiceTest {
     ingester.start();
     String name = InProcessServerBuilder.generateName();
     server = InProcessServerBuilder.forName(name)
-        .addService(ServerInterceptors.intercept(new IngesterGrpcService(ingester),
+        .addService(ServerInterceptors.intercept(new IngesterGrpcService(ingester, ingester, dev.weir.ingester.ingest.ReadConsistency.IMMEDIATE),
             GrpcInterceptors.tenant(new Tenants(true, "anonymous")),
             GrpcInterceptors.metrics(new RequestMetrics(registry))))
         .build().start();

@@ -71,6 +71,7 @@ public final class Writer implements AutoCloseable {
   public static void ensureTopic(KafkaConfig config) {
     Properties p = new Properties();
     p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, config.address());
+    p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 5_000);
     p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) Math.max(10_000, config.writeTimeout().toMillis()));
     try (Admin admin = Admin.create(p)) {
       try {

@@ -1,0 +1,4 @@
+@NullMarked
+package dev.weir.ingester.distributor;
+
+import org.jspecify.annotations.NullMarked;

@@ -1,0 +1,145 @@
+package dev.weir.ingester.ingest;
+
+import dev.weir.ingester.config.ConfigException;
+import dev.weir.ingester.config.Flag;
+import dev.weir.ingester.config.FlagSet;
+import dev.weir.storage.ingest.KafkaConfig;
+import java.time.Duration;
+
+/**
+ * Kafka-driven ingestion settings, with Mimir's {@code ingest-storage.*} flag names.
+ *
+ * @param enabled writes go through Kafka: distributors produce, each ingester consumes the
+ *     partition its ID names
+ * @param kafka the Kafka client settings (consumer group empty here means the ingester ID)
+ * @param pushGrpcEnabled whether the ingester's own gRPC Push appends directly (default: on in
+ *     classic mode, off in Kafka mode)
+ * @param minPartitionOwners owners a PENDING partition needs before it turns ACTIVE
+ * @param minPartitionOwnersDuration how long those owners must have been registered
+ * @param strongReadTimeout how long a strong read may wait for the reader to catch up
+ */
+public record IngestStorageConfig(boolean enabled, KafkaConfig kafka, boolean pushGrpcEnabled, int minPartitionOwners,
+    Duration minPartitionOwnersDuration, Duration strongReadTimeout) {
+
+  /** Tokens per partition in the partition ring (the spread test uses this number). */
+  public static final int PARTITION_TOKENS = 128;
+
+  /** The consumer group: the flag, or the ingester ID. */
+  public KafkaConfig kafkaFor(String ingesterId) {
+    if (!kafka.consumerGroup().isEmpty()) {
+      return kafka;
+    }
+    return new KafkaConfig(kafka.address(), kafka.topic(), kafka.clientId(), kafka.dialTimeout(), kafka.writeTimeout(),
+        ingesterId, kafka.commitInterval(), kafka.startPosition(), kafka.startTimestampMillis(),
+        kafka.maxLagAtStartup(), kafka.maxRecordSizeBytes(), kafka.autoCreateTopic(), kafka.autoCreatePartitions(),
+        kafka.ingestionConcurrency(), kafka.batchSize(), kafka.maxBufferedBytes(), kafka.deadLetterTopic(),
+        kafka.preferOffsetFile());
+  }
+
+  /** Flag definitions for {@link IngestStorageConfig}. */
+  public static final class Flags {
+    private final Flag<Boolean> enabled;
+    private final Flag<String> address;
+    private final Flag<String> topic;
+    private final Flag<String> clientId;
+    private final Flag<Duration> dialTimeout;
+    private final Flag<Duration> writeTimeout;
+    private final Flag<String> group;
+    private final Flag<Duration> commitInterval;
+    private final Flag<String> startPosition;
+    private final Flag<Long> startTimestamp;
+    private final Flag<Duration> maxLag;
+    private final Flag<Integer> maxRecordSize;
+    private final Flag<Boolean> autoCreate;
+    private final Flag<Integer> autoCreatePartitions;
+    private final Flag<Integer> concurrency;
+    private final Flag<Integer> batchSize;
+    private final Flag<Long> maxBuffered;
+    private final Flag<String> deadLetter;
+    private final Flag<Boolean> preferFile;
+    private final Flag<Boolean> pushGrpc;
+    private final Flag<Integer> minOwners;
+    private final Flag<Duration> minOwnersDuration;
+    private final Flag<Duration> strongTimeout;
+
+    public Flags(FlagSet fs) {
+      String k = "ingest-storage.kafka.";
+      enabled = fs.bool("ingest-storage.enabled", false, "Kafka-driven ingestion: distributors write to Kafka and"
+          + " each ingester consumes the partition its ID names (ingester-zone-a-7 → partition 7).");
+      address = fs.string(k + "address", "localhost:9092", "The Kafka bootstrap servers, host:port[,host:port].");
+      topic = fs.string(k + "topic", "weir-ingest", "The Kafka topic holding the write requests.");
+      clientId = fs.string(k + "client-id", "weir", "Prefix of the Kafka client IDs.");
+      dialTimeout = fs.duration(k + "dial-timeout", Duration.ofSeconds(2), "Timeout of Kafka metadata requests.");
+      writeTimeout = fs.duration(k + "write-timeout", Duration.ofSeconds(10),
+          "How long a push may wait for Kafka to acknowledge its records before failing (server error).");
+      group = fs.string(k + "consumer-group", "", "The consumer group whose committed offset an ingester resumes"
+          + " from (it is used only to store offsets); empty means the ingester ID.");
+      commitInterval = fs.duration(k + "consumer-group-offset-commit-interval", Duration.ofSeconds(1),
+          "How often the ingester fsyncs its WAL and commits the offset after the last fully appended record.");
+      startPosition = fs.oneOf(k + "consume-from-position-at-startup", "last-offset", KafkaConfig.START_POSITIONS,
+          "Where to start consuming when the group has no committed offset (and there is no offset file):"
+              + " last-offset (= start), start, end, timestamp.");
+      startTimestamp = fs.int64(k + "consume-from-timestamp-at-startup", 0,
+          "Unix milliseconds to start from with consume-from-position-at-startup=timestamp.");
+      maxLag = fs.duration(k + "max-consumer-lag-at-startup", Duration.ofSeconds(15), "At start-up the ingester"
+          + " turns ready (and ACTIVE in the ring) only once it consumed the partition up to its end within this;"
+          + " 0 turns ready at once.");
+      maxRecordSize = fs.integer(k + "producer-max-record-size-bytes", 15_983_616,
+          "Largest record produced; bigger write requests are split between series.");
+      autoCreate = fs.bool(k + "auto-create-topic-enabled", true, "Create the topic at start-up when it is missing.");
+      autoCreatePartitions = fs.integer(k + "auto-create-topic-default-partitions", 128,
+          "Partitions of an auto-created topic (at least the number of ingester IDs per zone).");
+      concurrency = fs.integer(k + "ingestion-concurrency-max", 8, "Shard workers appending consumed series to"
+          + " storage (records are also decoded this concurrently); 0 consumes in one sequential loop.");
+      batchSize = fs.integer(k + "ingestion-concurrency-batch-size", 150,
+          "Series per append call of a shard worker.");
+      maxBuffered = fs.int64(k + "max-buffered-bytes", 100L << 20, "Record bytes in the reader's pipeline before"
+          + " fetching waits: bounds memory whatever the backlog.");
+      deadLetter = fs.string(k + "dead-letter-topic", "", "Topic receiving undecodable records, with headers naming"
+          + " source partition, offset and error; empty only counts and skips them.");
+      preferFile = fs.bool(k + "offset-file-preferred", false, "Start from the offset file in the data dir even when"
+          + " the consumer group has a committed offset.");
+      pushGrpc = fs.bool("ingester.push-grpc-method-enabled", true, "Whether the ingester's gRPC Push appends"
+          + " directly. In Kafka mode it is off unless set explicitly: writes go to the distributor.");
+      minOwners = fs.integer("ingester.partition-ring.min-partition-owners-count", 1,
+          "Owners a PENDING partition needs before it turns ACTIVE and receives writes.");
+      minOwnersDuration = fs.duration("ingester.partition-ring.min-partition-owners-duration", Duration.ofSeconds(10),
+          "How long a partition's owners must have been registered before it turns ACTIVE.");
+      strongTimeout = fs.duration("ingester.read-consistency-strong-timeout", Duration.ofSeconds(30),
+          "How long a query with X-Read-Consistency: strong waits for the partition to be consumed to its end.");
+    }
+
+    public IngestStorageConfig build() throws ConfigException {
+      if (concurrency.get() < 0 || concurrency.get() > 256) {
+        throw new ConfigException("ingest-storage.kafka.ingestion-concurrency-max must be in [0, 256]");
+      }
+      if (batchSize.get() < 1) {
+        throw new ConfigException("ingest-storage.kafka.ingestion-concurrency-batch-size must be at least 1");
+      }
+      if (maxRecordSize.get() < 1024) {
+        throw new ConfigException("ingest-storage.kafka.producer-max-record-size-bytes must be at least 1024");
+      }
+      if (maxBuffered.get() < maxRecordSize.get()) {
+        throw new ConfigException("ingest-storage.kafka.max-buffered-bytes must be at least"
+            + " producer-max-record-size-bytes");
+      }
+      if (enabled.get() && topic.get().isEmpty()) {
+        throw new ConfigException("ingest-storage.kafka.topic is required with ingest-storage.enabled");
+      }
+      if (startPosition.get().equals("timestamp") && startTimestamp.get() <= 0) {
+        throw new ConfigException("ingest-storage.kafka.consume-from-timestamp-at-startup is required with"
+            + " consume-from-position-at-startup=timestamp");
+      }
+      if (autoCreatePartitions.get() < 1) {
+        throw new ConfigException("ingest-storage.kafka.auto-create-topic-default-partitions must be at least 1");
+      }
+      KafkaConfig kafka = new KafkaConfig(address.get(), topic.get(), clientId.get(), dialTimeout.get(),
+          writeTimeout.get(), group.get(), commitInterval.get(), startPosition.get(), startTimestamp.get(), maxLag.get(),
+          maxRecordSize.get(), autoCreate.get(), autoCreatePartitions.get(), concurrency.get(), batchSize.get(),
+          maxBuffered.get(), deadLetter.get(), preferFile.get());
+      boolean push = enabled.get() ? pushGrpc.isSet() && pushGrpc.get() : pushGrpc.get();
+      return new IngestStorageConfig(enabled.get(), kafka, push, minOwners.get(), minOwnersDuration.get(),
+          strongTimeout.get());
+    }
+  }
+}

@@ -1,0 +1,75 @@
+package dev.weir.ingester.ingest;
+
+import dev.weir.ingester.lifecycle.Service;
+import dev.weir.ingester.push.Ingester;
+import dev.weir.storage.errors.ServerErrorException;
+import dev.weir.storage.ingest.KafkaConfig;
+import dev.weir.storage.ingest.PartitionReader;
+import dev.weir.storage.ingest.ReaderMetrics;
+import dev.weir.storage.ingest.Writer;
+import java.time.Duration;
+import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Consumes the ingester's partition into its storage (Kafka mode). Started last: the storage is
+ * open and replayed, the servers run. Not ready until the start-up catch-up is done; then
+ * {@code onCaughtUp} (the ring turns ACTIVE). Stopped first: stop fetching, drain, fsync, final
+ * commit.
+ */
+public final class PartitionReaderService implements Service, ReadConsistency {
+  private static final Logger log = LoggerFactory.getLogger(PartitionReaderService.class);
+
+  private final PartitionReader reader;
+  private final KafkaConfig kafka;
+  private final Duration strongTimeout;
+  private final Duration stopTimeout;
+
+  public PartitionReaderService(KafkaConfig kafka, int partition, Ingester ingester, ReaderMetrics metrics,
+      LongSupplier clock, Duration strongTimeout, Duration stopTimeout, Runnable onCaughtUp) {
+    this.kafka = kafka;
+    this.strongTimeout = strongTimeout;
+    this.stopTimeout = stopTimeout;
+    this.reader = new PartitionReader(kafka, partition, ingester.dataDir(),
+        (tenant, req) -> ingester.push(tenant, req, false), ingester.tsdb()::sync, metrics, clock);
+    reader.onCaughtUp(onCaughtUp);
+  }
+
+  @Override
+  public String name() {
+    return "partition-reader";
+  }
+
+  @Override
+  public void start() {
+    if (kafka.autoCreateTopic()) {
+      try {
+        Writer.ensureTopic(kafka);
+      } catch (ServerErrorException e) {
+        log.warn("msg=\"cannot ensure the ingest topic yet; the reader waits for it\" err=\"{}\"", e.getMessage());
+      }
+    }
+    reader.start();
+  }
+
+  @Override
+  public @Nullable String notReadyReason() {
+    return reader.notReadyReason();
+  }
+
+  @Override
+  public void awaitStrong() {
+    reader.awaitApplied(reader.currentEndOffset(), strongTimeout);
+  }
+
+  public PartitionReader reader() {
+    return reader;
+  }
+
+  @Override
+  public void stop() {
+    reader.stop(stopTimeout);
+  }
+}

@@ -1,0 +1,4 @@
+@NullMarked
+package dev.weir.ingester.ingest;
+
+import org.jspecify.annotations.NullMarked;

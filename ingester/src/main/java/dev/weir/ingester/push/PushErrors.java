@@ -1,0 +1,50 @@
+package dev.weir.ingester.push;
+
+import dev.weir.ingester.logging.RateLimitedLog;
+import dev.weir.storage.errors.ClientErrorException;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Collects the client errors of one request: counts every refused sample under its reason and
+ * keeps the first message, then {@link #throwIfAny()} reports it once the valid part is stored.
+ *
+ * <p>Not thread-safe: one per request.
+ */
+public final class PushErrors {
+  private final String tenant;
+  private final IngesterMetrics metrics;
+  private final RateLimitedLog log;
+  private @Nullable String first;
+  private @Nullable String firstReason;
+  private int count;
+
+  public PushErrors(String tenant, IngesterMetrics metrics, RateLimitedLog log) {
+    this.tenant = tenant;
+    this.metrics = metrics;
+    this.log = log;
+  }
+
+  public void add(String reason, int samples, String message) {
+    metrics.discarded(tenant, reason, samples);
+    if (first == null) {
+      first = message;
+      firstReason = reason;
+    }
+    count++;
+  }
+
+  public boolean any() {
+    return first != null;
+  }
+
+  /** Throws the first error (with how many more there were), if any. */
+  public void throwIfAny() {
+    if (first == null || firstReason == null) {
+      return;
+    }
+    String msg = count > 1 ? first + " (and " + (count - 1) + " more errors in this request)" : first;
+    log.warn("msg=\"push rejected in part\" user=" + tenant + " reason=" + firstReason + " errors=" + count
+        + " first=\"" + first.replace("\"", "'") + "\"");
+    throw new ClientErrorException(firstReason, msg);
+  }
+}
