@@ -33,6 +33,12 @@ public final class InstanceRingService implements Service {
   private volatile @Nullable InstanceLifecycler lifecycler;
   private volatile @Nullable RingWatcher<RingDesc> instances;
   private volatile @Nullable RingWatcher<PartitionRingDesc> partitions;
+  /** Snapshots rebuilt only when the descriptor changed (readers are on hot paths). */
+  private volatile PartitionRing partitionSnapshot = new PartitionRing(PartitionRingDesc.getDefaultInstance());
+  private volatile @Nullable InstanceRing instanceSnapshot;
+  private volatile long instanceSnapshotAt;
+  /** Instance health depends on the clock, so that snapshot is also rebuilt once a second. */
+  private static final long INSTANCE_SNAPSHOT_MAX_AGE_MILLIS = 1_000;
 
   /**
    * @param register whether this process is a ring member (an ingester); otherwise it only
@@ -59,8 +65,13 @@ public final class InstanceRingService implements Service {
   public void start() {
     instances = new RingWatcher<>("ingester", kv.store(), RingConfig.INSTANCE_RING_KEY, RingDesc.parser(),
         RingDesc.getDefaultInstance(), metrics, clock);
-    partitions = new RingWatcher<>("ingester-partitions", kv.store(), RingConfig.PARTITION_RING_KEY,
-        PartitionRingDesc.parser(), PartitionRingDesc.getDefaultInstance(), metrics, clock);
+    RingWatcher<PartitionRingDesc> p = new RingWatcher<>("ingester-partitions", kv.store(),
+        RingConfig.PARTITION_RING_KEY, PartitionRingDesc.parser(), PartitionRingDesc.getDefaultInstance(), metrics,
+        clock);
+    p.addListener(desc -> partitionSnapshot = new PartitionRing(desc));
+    partitionSnapshot = new PartitionRing(p.current());
+    partitions = p;
+    instances.addListener(desc -> instanceSnapshot = null);
     if (!register) {
       return;
     }
@@ -91,17 +102,23 @@ public final class InstanceRingService implements Service {
     return null;
   }
 
-  /** The instance ring as this process currently sees it. */
+  /** The instance ring as this process currently sees it (at most a second old). */
   public InstanceRing instanceRing() {
-    RingWatcher<RingDesc> w = instances;
-    return new InstanceRing(w == null ? RingDesc.getDefaultInstance() : w.current(), clock.getAsLong(),
-        config.heartbeatTimeout().toMillis());
+    long now = clock.getAsLong();
+    InstanceRing r = instanceSnapshot;
+    if (r == null || now - instanceSnapshotAt > INSTANCE_SNAPSHOT_MAX_AGE_MILLIS) {
+      RingWatcher<RingDesc> w = instances;
+      r = new InstanceRing(w == null ? RingDesc.getDefaultInstance() : w.current(), now,
+          config.heartbeatTimeout().toMillis());
+      instanceSnapshot = r;
+      instanceSnapshotAt = now;
+    }
+    return r;
   }
 
   /** The partition ring as this process currently sees it. */
   public PartitionRing partitionRing() {
-    RingWatcher<PartitionRingDesc> w = partitions;
-    return new PartitionRing(w == null ? PartitionRingDesc.getDefaultInstance() : w.current());
+    return partitionSnapshot;
   }
 
   /** Whether the ring clients are connected to the KV store (false: serving the last view). */

@@ -39,6 +39,14 @@ public final class WeirProcess implements AutoCloseable {
    * until {@code /ready} answers 200.
    */
   public static WeirProcess start(Path dir, String... extraArgs) throws Exception {
+    WeirProcess p = launch(dir, extraArgs);
+    p.awaitReady(Duration.ofSeconds(60));
+    return p;
+  }
+
+  /** Starts Weir like {@link #start} but returns at once, without waiting for readiness. */
+  public static WeirProcess launch(Path dir, String... extraArgs) throws Exception {
+    java.nio.file.Files.createDirectories(dir);
     int http = Ports.free();
     int grpc = Ports.free();
     List<String> args = new ArrayList<>();
@@ -51,7 +59,6 @@ public final class WeirProcess implements AutoCloseable {
     args.addAll(List.of(extraArgs));
     WeirProcess p = new WeirProcess(args, dir.resolve("weir.log"), http, grpc);
     p.launch();
-    p.awaitReady(Duration.ofSeconds(60));
     return p;
   }
 
@@ -127,6 +134,27 @@ public final class WeirProcess implements AutoCloseable {
   public void restart() throws Exception {
     launch();
     awaitReady(Duration.ofSeconds(120));
+  }
+
+  /** Starts the same command again without waiting for readiness. */
+  public void relaunch() throws IOException {
+    launch();
+  }
+
+  /** GET a path; returns the body (any status). */
+  public String get(String path) throws Exception {
+    return HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(httpUrl() + path)).build(),
+        HttpResponse.BodyHandlers.ofString()).body();
+  }
+
+  /** The value of a metric line (name with labels as printed), or NaN when absent. */
+  public double metric(String nameAndLabels) throws Exception {
+    for (String line : get("/metrics").split("\n")) {
+      if (line.startsWith(nameAndLabels + " ")) {
+        return Double.parseDouble(line.substring(nameAndLabels.length() + 1));
+      }
+    }
+    return Double.NaN;
   }
 
   public boolean isAlive() {

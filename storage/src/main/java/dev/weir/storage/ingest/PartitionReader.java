@@ -210,8 +210,9 @@ public final class PartitionReader {
     p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
     p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "none");
     p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 1000);
-    p.put(ConsumerConfig.FETCH_MAX_BYTES_CONFIG, 64 << 20);
-    p.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, 32 << 20);
+    // One partition per consumer: a fetch of 8 MiB keeps the pipe full without huge buffers.
+    p.put(ConsumerConfig.FETCH_MAX_BYTES_CONFIG, 16 << 20);
+    p.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, 8 << 20);
     p.put(ConsumerConfig.RECEIVE_BUFFER_CONFIG, 4 << 20);
     p.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) Math.max(10_000, config.dialTimeout().toMillis()));
     p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);

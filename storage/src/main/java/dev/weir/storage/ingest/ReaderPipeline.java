@@ -35,7 +35,8 @@ import org.slf4j.LoggerFactory;
  * to the same shard, so one series is appended in offset order. Shard workers merge consecutive
  * parts of the same tenant into appends of up to {@code batchSize} series. Back-pressure: the
  * fetch thread waits while the records in the pipeline exceed {@code maxBufferedBytes}, and full
- * shard queues hold the dispatcher. Server errors are retried with backoff until they clear (the
+ * shard queues hold the dispatcher; the number of records in flight is bounded too, since decoded
+ * requests are several times their serialized size. Server errors are retried with backoff until they clear (the
  * record stays in flight, so nothing after it can be committed); client errors (the valid part was
  * stored) are counted by reason and the part is done; an undecodable record is skipped whole; any
  * other exception fails the pipeline. With {@code shards == 0} records are
@@ -45,7 +46,13 @@ import org.slf4j.LoggerFactory;
  */
 final class ReaderPipeline implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(ReaderPipeline.class);
-  private static final int SHARD_QUEUE_PARTS = 256;
+  private static final int SHARD_QUEUE_PARTS = 64;
+  /**
+   * Records in flight per worker. Decoded requests are several times their record size, so the
+   * byte bound alone would let hundreds of MiB of decoded objects queue up; a few records per
+   * worker keep every stage busy.
+   */
+  private static final int RECORDS_PER_WORKER = 4;
   private static final long MAX_BACKOFF_MILLIS = 5_000;
 
   /** Sends an undecodable record to the dead-letter topic; may throw ServerErrorException. */
@@ -61,6 +68,7 @@ final class ReaderPipeline implements AutoCloseable {
   private final int shards;
   private final int batchSize;
   private final long maxBufferedBytes;
+  private final long maxInFlightRecords;
   private final Pusher pusher;
   private final @Nullable DeadLetter deadLetter;
   private final ReaderMetrics metrics;
@@ -82,6 +90,7 @@ final class ReaderPipeline implements AutoCloseable {
     this.shards = shards;
     this.batchSize = Math.max(1, batchSize);
     this.maxBufferedBytes = maxBufferedBytes;
+    this.maxInFlightRecords = Math.max(16, (long) RECORDS_PER_WORKER * shards);
     this.pusher = pusher;
     this.deadLetter = deadLetter;
     this.metrics = metrics;
@@ -132,7 +141,8 @@ final class ReaderPipeline implements AutoCloseable {
       throws InterruptedException {
     synchronized (bytesLock) {
       long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMillis);
-      while (bufferedBytes > 0 && bufferedBytes + entry.bytes > maxBufferedBytes) {
+      while (bufferedBytes > 0 && (bufferedBytes + entry.bytes > maxBufferedBytes
+          || inFlight.get() >= maxInFlightRecords)) {
         long left = deadline - System.nanoTime();
         if (left <= 0) {
           return false;
