@@ -190,6 +190,28 @@ class PartitionReaderIT {
   }
 
   @Test
+  void recordsDeletedBeforeTheyWereReadAreCountedAsMissed() throws Exception {
+    KafkaConfig cfg = config(2);
+    broker().createTopic(topic, 1);
+    produce(cfg, 0, 10, 1);
+    RecordingPusher p = new RecordingPusher();
+    PartitionReader r = reader(cfg, p, ReaderMetrics.noop(0));
+    await().until(() -> committed(group) == 10);
+    stop(r);
+    produce(cfg, 10, 30, 1);
+    try (Admin a = broker().admin()) {
+      a.deleteRecords(Map.of(new TopicPartition(topic, 0),
+          org.apache.kafka.clients.admin.RecordsToDelete.beforeOffset(25))).all().get(10, TimeUnit.SECONDS);
+    }
+    RecordingPusher after = new RecordingPusher();
+    ReaderMetrics m = ReaderMetrics.noop(0);
+    reader(cfg, after, m);
+    await().until(() -> after.total.get() == 5);
+    assertThat(m.missedRecords.count()).as("offsets 10..24 were deleted unread").isEqualTo(15);
+    assertThat(after.samples.values().iterator().next().get(0)).isEqualTo(25);
+  }
+
+  @Test
   void poisonRecordsAreSkippedCountedAndSentToTheDeadLetterTopic() throws Exception {
     String dlq = "dlq-" + UUID.randomUUID();
     KafkaConfig cfg = config(4).withDeadLetterTopic(dlq);
