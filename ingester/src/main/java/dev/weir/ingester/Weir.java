@@ -2,6 +2,9 @@ package dev.weir.ingester;
 
 import dev.weir.ingester.api.IngesterGrpcService;
 import dev.weir.ingester.api.JsonImport;
+import dev.weir.ingester.api.MetadataApi;
+import dev.weir.ingester.api.RemoteReadApi;
+import dev.weir.ingester.api.RemoteWriteApi;
 import dev.weir.ingester.api.PrometheusHttpApi;
 import dev.weir.ingester.config.ConfigException;
 import dev.weir.ingester.config.FlagSet;
@@ -18,6 +21,8 @@ import dev.weir.ingester.lifecycle.ServiceManager;
 import dev.weir.ingester.push.Ingester;
 import dev.weir.ingester.push.IngesterMetrics;
 import dev.weir.ingester.push.PushHandler;
+import dev.weir.ingester.push.RateLimitedPush;
+import dev.weir.ingester.push.RuntimeConfig;
 import dev.weir.ingester.ring.InstanceRingService;
 import dev.weir.ingester.ring.KvService;
 import dev.weir.ingester.ring.RingPages;
@@ -128,14 +133,17 @@ public final class Weir {
         config.ingester().activeSeriesIdleTimeout().toMillis());
     List<Service> list = new ArrayList<>();
     List<AutoCloseable> closeables = new ArrayList<>();
+    RuntimeConfig limits = new RuntimeConfig(config.runtimeConfig().file(), config.runtimeConfig().period(),
+        config.limits(), registry);
+    list.add(limits);
     KvService kv = new KvService(config.ring().kv(), new KvMetrics(registry));
     list.add(kv);
     AtomicReference<InstanceRingService> ringRef = new AtomicReference<>();
 
     Ingester ingester = null;
     if (runsIngester) {
-      int globalLimit = config.limits().maxGlobalSeriesPerUser();
       Tsdb tsdb = new Tsdb(config.storage(), new TsdbMetrics(registry), clock, tenant -> () -> {
+        int globalLimit = limits.apply(tenant).maxGlobalSeriesPerUser();
         if (!kafka || globalLimit == 0) {
           return globalLimit;
         }
@@ -144,7 +152,7 @@ public final class Weir {
         int active = r == null ? 1 : Math.max(1, r.partitionRing().activePartitions().size());
         return Math.max(1, globalLimit / active);
       });
-      ingester = new Ingester(config.ingester(), tsdb, t -> config.limits(), ingesterMetrics, clock);
+      ingester = new Ingester(config.ingester(), tsdb, limits, ingesterMetrics, clock);
       list.add(ingester);
     }
     RingMetrics ringMetrics = new RingMetrics(registry);
@@ -160,10 +168,9 @@ public final class Weir {
     PushHandler push;
     if (kafka && runsDistributor) {
       KafkaWriterService w = writer;
-      push = new KafkaDistributor(t -> config.limits(), () -> ringRef.get().partitionRing(), w::writer,
-          ingesterMetrics, clock);
+      push = new KafkaDistributor(limits, () -> ringRef.get().partitionRing(), w::writer, ingesterMetrics, clock);
     } else if (!kafka && target.equals("distributor")) {
-      ForwardingDistributor fwd = new ForwardingDistributor(t -> config.limits(), () -> ringRef.get().instanceRing(),
+      ForwardingDistributor fwd = new ForwardingDistributor(limits, () -> ringRef.get().instanceRing(),
           ingesterMetrics, clock);
       closeables.add(fwd);
       push = fwd;
@@ -174,6 +181,10 @@ public final class Weir {
       };
     } else {
       push = ingester;
+    }
+    if (runsDistributor) {
+      // Rate limits apply where writes enter the system (Mimir's distributors), not again behind them.
+      push = new RateLimitedPush(push, limits, ingesterMetrics, System::nanoTime);
     }
 
     AtomicReference<ReadConsistency> consistency = new AtomicReference<>(ReadConsistency.IMMEDIATE);
@@ -187,10 +198,14 @@ public final class Weir {
     ringRef.set(ring);
 
     HttpRouter router = new HttpRouter();
+    ReadConsistency strong = () -> consistency.get().awaitStrong();
     if (ingester != null) {
-      new PrometheusHttpApi(ingester, config.tenants(), () -> consistency.get().awaitStrong()).register(router);
+      new PrometheusHttpApi(ingester, config.tenants(), strong).register(router);
+      new RemoteReadApi(ingester, config.tenants(), config.api(), strong).register(router);
+      new MetadataApi(ingester, config.tenants()).register(router);
     }
     new JsonImport(push, config.tenants()).register(router);
+    new RemoteWriteApi(push, config.tenants(), config.api()).register(router);
     RingPages.register(router, ring::instanceRing, ring::partitionRing, ring::kvConnected);
     HttpServer http = new HttpServer(config.server(), router, requestMetrics);
     list.add(http);

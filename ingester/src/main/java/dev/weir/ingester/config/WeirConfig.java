@@ -1,5 +1,6 @@
 package dev.weir.ingester.config;
 
+import dev.weir.ingester.api.ApiLimits;
 import dev.weir.ingester.ingest.IngestStorageConfig;
 import dev.weir.ingester.logging.LogConfig;
 import dev.weir.ingester.push.IngesterConfig;
@@ -26,7 +27,16 @@ public record WeirConfig(
     Limits limits,
     TsdbConfig storage,
     RingConfig ring,
-    IngestStorageConfig ingest) {
+    IngestStorageConfig ingest,
+    ApiLimits api,
+    RuntimeConfigFile runtimeConfig) {
+
+  /**
+   * The runtime config file and its reload period.
+   *
+   * @param file null when there is none
+   */
+  public record RuntimeConfigFile(@org.jspecify.annotations.Nullable Path file, java.time.Duration period) {}
 
   /** Targets this build can run. */
   public static final List<String> TARGETS = List.of("all", "ingester", "distributor");
@@ -44,6 +54,9 @@ public record WeirConfig(
     private final StorageConfig.Flags storage;
     private final RingConfig.Flags ring;
     private final IngestStorageConfig.Flags ingest;
+    private final ApiLimits.Flags api;
+    private final Flag<String> runtimeFile;
+    private final Flag<java.time.Duration> runtimePeriod;
 
     public Flags(FlagSet fs) {
       this.fs = fs;
@@ -59,6 +72,11 @@ public record WeirConfig(
       storage = new StorageConfig.Flags(fs);
       ring = new RingConfig.Flags(fs);
       ingest = new IngestStorageConfig.Flags(fs);
+      api = new ApiLimits.Flags(fs);
+      runtimeFile = fs.string("runtime-config.file", "", "YAML file of per-tenant limit overrides, reloaded"
+          + " while running (see docs/operations.md); empty for none.");
+      runtimePeriod = fs.duration("runtime-config.reload-period", java.time.Duration.ofSeconds(10),
+          "How often the runtime config file is checked for changes.");
     }
 
     public FlagSet flagSet() {
@@ -86,7 +104,8 @@ public record WeirConfig(
       s.validate();
       IngesterConfig ing = ingester.build();
       return new WeirConfig(target.get(), log.build(), s, tenants.build(), ing, limits.build(),
-          storage.build(ing.dataDir()), ring.build(), ingest.build());
+          storage.build(ing.dataDir()), ring.build(), ingest.build(), api.build(),
+          new RuntimeConfigFile(runtimeFile.get().isEmpty() ? null : Path.of(runtimeFile.get()), runtimePeriod.get()));
     }
 
     private static String findConfigFile(String[] args) {

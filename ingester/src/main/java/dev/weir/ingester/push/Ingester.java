@@ -40,6 +40,10 @@ public final class Ingester implements Service, PushHandler {
   private final Function<String, Limits> limits;
   private final IngesterMetrics metrics;
   private final LongSupplier wallClock;
+  /** Tenant → metric family → latest metadata (kept in memory; Prometheus resends it every minute). */
+  private final java.util.concurrent.ConcurrentHashMap<String,
+      java.util.concurrent.ConcurrentSkipListMap<String, dev.weir.proto.prompb.MetricMetadata>> metadata =
+      new java.util.concurrent.ConcurrentHashMap<>();
   private final RateLimitedLog clientErrorLog =
       new RateLimitedLog(log, TimeUnit.SECONDS.toNanos(1), System::nanoTime);
 
@@ -143,12 +147,26 @@ public final class Ingester implements Service, PushHandler {
       }
     }
     CommitResult r = app.commit(durable);
+    if (request.getMetadataCount() > 0) {
+      var byFamily = metadata.computeIfAbsent(tenant, t -> new java.util.concurrent.ConcurrentSkipListMap<>());
+      for (dev.weir.proto.prompb.MetricMetadata m : request.getMetadataList()) {
+        if (!m.getMetricFamilyName().isEmpty()) {
+          byFamily.put(m.getMetricFamilyName(), m);
+        }
+      }
+    }
     for (Rejection rej : r.rejections()) {
       errors.add(rej.reason().id(), 1, rej.message());
     }
     metrics.ingested(tenant, r.appended());
     metrics.duplicates(tenant, r.duplicates());
     errors.throwIfAny();
+  }
+
+  /** The tenant's metric metadata by family name, sorted. */
+  public java.util.SortedMap<String, dev.weir.proto.prompb.MetricMetadata> metadata(String tenant) {
+    var m = metadata.get(tenant);
+    return m == null ? java.util.Collections.emptySortedMap() : m;
   }
 
   /** Series matching all matchers with chunks overlapping {@code [mint, maxt]}, sorted. */

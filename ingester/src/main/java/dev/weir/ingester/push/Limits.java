@@ -13,15 +13,25 @@ import java.time.Duration;
  * @param maxLabelValueLength longest label value, in characters
  * @param creationGracePeriod how far in the future a sample timestamp may be
  * @param maxGlobalSeriesPerUser most series a tenant may have in memory; 0 = unlimited
+ * @param ingestionRate samples per second a tenant may push (token bucket); 0 = unlimited
+ * @param ingestionBurstSize bucket size of that limit, in samples
  */
 public record Limits(
     int maxLabelNamesPerSeries,
     int maxLabelNameLength,
     int maxLabelValueLength,
     Duration creationGracePeriod,
-    int maxGlobalSeriesPerUser) {
+    int maxGlobalSeriesPerUser,
+    double ingestionRate,
+    int ingestionBurstSize) {
 
-  public static final Limits DEFAULT = new Limits(30, 1024, 2048, Duration.ofMinutes(10), 150_000);
+  public static final Limits DEFAULT = new Limits(30, 1024, 2048, Duration.ofMinutes(10), 150_000, 0, 200_000);
+
+  public Limits(int maxLabelNamesPerSeries, int maxLabelNameLength, int maxLabelValueLength,
+      Duration creationGracePeriod, int maxGlobalSeriesPerUser) {
+    this(maxLabelNamesPerSeries, maxLabelNameLength, maxLabelValueLength, creationGracePeriod, maxGlobalSeriesPerUser,
+        0, 200_000);
+  }
 
   public void validate() throws ConfigException {
     if (maxLabelNamesPerSeries < 1) {
@@ -36,6 +46,12 @@ public record Limits(
     if (maxGlobalSeriesPerUser < 0) {
       throw new ConfigException("ingester.max-global-series-per-user must not be negative");
     }
+    if (ingestionRate < 0) {
+      throw new ConfigException("distributor.ingestion-rate-limit must not be negative");
+    }
+    if (ingestionRate > 0 && ingestionBurstSize < 1) {
+      throw new ConfigException("distributor.ingestion-burst-size must be at least 1 with a rate limit");
+    }
     if (creationGracePeriod.isNegative()) {
       throw new ConfigException("validation.create-grace-period must not be negative");
     }
@@ -48,6 +64,8 @@ public record Limits(
     private final Flag<Integer> maxValueLength;
     private final Flag<Duration> grace;
     private final Flag<Integer> maxSeries;
+    private final Flag<Double> rate;
+    private final Flag<Integer> burst;
 
     public Flags(FlagSet fs) {
       maxLabelNames = fs.integer("validation.max-label-names-per-series", DEFAULT.maxLabelNamesPerSeries,
@@ -61,11 +79,16 @@ public record Limits(
       maxSeries = fs.integer("ingester.max-global-series-per-user", DEFAULT.maxGlobalSeriesPerUser,
           "Most series a tenant may have in memory; creating more is the client error per_user_series_limit."
               + " 0 disables the limit.");
+      rate = fs.float64("distributor.ingestion-rate-limit", DEFAULT.ingestionRate,
+          "Per-tenant ingestion rate limit in samples per second, per distributor; above it pushes get 429."
+              + " 0 disables the limit (Mimir's default is 10000).");
+      burst = fs.integer("distributor.ingestion-burst-size", DEFAULT.ingestionBurstSize,
+          "Per-tenant allowed ingestion burst size in samples.");
     }
 
     public Limits build() throws ConfigException {
       Limits l = new Limits(maxLabelNames.get(), maxNameLength.get(), maxValueLength.get(), grace.get(),
-          maxSeries.get());
+          maxSeries.get(), rate.get(), burst.get());
       l.validate();
       return l;
     }

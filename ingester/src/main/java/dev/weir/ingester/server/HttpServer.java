@@ -83,7 +83,7 @@ public final class HttpServer implements Service {
             ch.pipeline()
                 .addLast(new HttpServerCodec())
                 .addLast(new HttpServerExpectContinueHandler())
-                .addLast(new HttpObjectAggregator(config.httpMaxRequestBodyBytes()))
+                .addLast(new BoundedAggregator(config.httpMaxRequestBodyBytes()))
                 .addLast(new Dispatcher(pool));
           }
         });
@@ -122,6 +122,37 @@ public final class HttpServer implements Service {
     }
     if (boss != null) {
       boss.shutdownGracefully(0, 5, TimeUnit.SECONDS).sync();
+    }
+  }
+
+  /**
+   * Aggregates request bodies up to the limit; a larger one (by its Content-Length, before any of
+   * it is read, or once the bytes received pass the limit) gets 413 with the reason, and the
+   * connection is closed so the rest of the body is never read. Counted under the route
+   * {@code oversized_body}.
+   */
+  private final class BoundedAggregator extends HttpObjectAggregator {
+    private final int max;
+
+    BoundedAggregator(int max) {
+      super(max);
+      this.max = max;
+    }
+
+    @Override
+    protected void handleOversizedMessage(ChannelHandlerContext ctx, io.netty.handler.codec.http.HttpMessage oversized) {
+      byte[] msg = ("request body larger than the limit of " + max + " bytes (--server.http-max-request-body-bytes)\n")
+          .getBytes(java.nio.charset.StandardCharsets.UTF_8);
+      io.netty.handler.codec.http.FullHttpResponse r = new io.netty.handler.codec.http.DefaultFullHttpResponse(
+          io.netty.handler.codec.http.HttpVersion.HTTP_1_1,
+          io.netty.handler.codec.http.HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE,
+          io.netty.buffer.Unpooled.wrappedBuffer(msg));
+      r.headers().set(io.netty.handler.codec.http.HttpHeaderNames.CONTENT_TYPE, "text/plain; charset=utf-8")
+          .setInt(io.netty.handler.codec.http.HttpHeaderNames.CONTENT_LENGTH, msg.length)
+          .set(io.netty.handler.codec.http.HttpHeaderNames.CONNECTION, "close");
+      String method = oversized instanceof io.netty.handler.codec.http.HttpRequest req ? req.method().name() : "?";
+      metrics.record(method, "oversized_body", "413", 0);
+      ctx.writeAndFlush(r).addListener(io.netty.channel.ChannelFutureListener.CLOSE);
     }
   }
 

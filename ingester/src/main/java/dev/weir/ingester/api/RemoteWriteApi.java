@@ -1,0 +1,96 @@
+package dev.weir.ingester.api;
+
+import dev.weir.ingester.push.PushHandler;
+import dev.weir.ingester.server.HttpExchange;
+import dev.weir.ingester.server.HttpRouter;
+import dev.weir.ingester.server.Tenants;
+import dev.weir.proto.prompb.TimeSeries;
+import dev.weir.proto.prompb.WriteRequest;
+import dev.weir.storage.errors.ClientErrorException;
+import com.google.protobuf.InvalidProtocolBufferException;
+import java.io.IOException;
+import java.util.Locale;
+import java.util.Set;
+import org.xerial.snappy.Snappy;
+
+/**
+ * {@code POST /api/v1/push}: Prometheus remote write 1.0 — a snappy (block format) compressed
+ * {@code prometheus.WriteRequest}, tenant from {@code X-Scope-OrgID}. Answers as Prometheus
+ * expects: 200 when stored; 400 with the reason for client errors (the valid series are still
+ * stored); 429 for the tenant's rate limit; 413 for a body, a decompressed size, or a series or
+ * sample count over the limits; 415 for an encoding or protocol version it does not speak; 5xx
+ * for server errors, so the client retries.
+ *
+ * <p>Thread-safe.
+ */
+public final class RemoteWriteApi {
+  private final PushHandler push;
+  private final Tenants tenants;
+  private final ApiLimits limits;
+
+  public RemoteWriteApi(PushHandler push, Tenants tenants, ApiLimits limits) {
+    this.push = push;
+    this.tenants = tenants;
+    this.limits = limits;
+  }
+
+  public void register(HttpRouter router) {
+    router.add("api_v1_push", Set.of("POST"), "/api/v1/push", this::serve);
+  }
+
+  private void serve(HttpExchange ex) {
+    String tenant = tenants.resolve(ex.header(Tenants.HEADER));
+    String encoding = ex.header("Content-Encoding");
+    if (encoding != null && !encoding.equalsIgnoreCase("snappy")) {
+      throw new ClientErrorException("unsupported_encoding", "unsupported Content-Encoding \"" + encoding
+          + "\": remote write bodies are snappy-compressed", 415);
+    }
+    String type = ex.header("Content-Type");
+    if (type != null && type.toLowerCase(Locale.ROOT).contains("io.prometheus.write.v2")) {
+      throw new ClientErrorException("unsupported_protocol", "remote write 2.0 is not supported: send remote write"
+          + " 1.0 (prometheus.WriteRequest)", 415);
+    }
+    WriteRequest request = decode(ex.bodyBytes());
+    int series = request.getTimeseriesCount();
+    if (series > limits.maxSeriesPerRequest()) {
+      throw new ClientErrorException("request_too_large", "the request has " + series + " series, more than the"
+          + " limit of " + limits.maxSeriesPerRequest() + " (--distributor.max-series-per-request)", 413);
+    }
+    long samples = 0;
+    for (TimeSeries ts : request.getTimeseriesList()) {
+      samples += ts.getSamplesCount() + ts.getHistogramsCount();
+    }
+    if (samples > limits.maxSamplesPerRequest()) {
+      throw new ClientErrorException("request_too_large", "the request has " + samples + " samples, more than the"
+          + " limit of " + limits.maxSamplesPerRequest() + " (--distributor.max-samples-per-request)", 413);
+    }
+    push.push(tenant, request);
+    ex.respond(200, "text/plain", new byte[0]);
+  }
+
+  /** Snappy block format, then protobuf; sizes checked before allocating. */
+  WriteRequest decode(byte[] body) {
+    int declared;
+    try {
+      declared = Snappy.uncompressedLength(body);
+    } catch (IOException e) {
+      throw new ClientErrorException("bad_data", "the body is not snappy-compressed (block format): " + e.getMessage());
+    }
+    if (declared < 0 || declared > limits.maxDecompressedBytes()) {
+      throw new ClientErrorException("request_too_large", "the body decompresses to " + Integer.toUnsignedString(declared)
+          + " bytes, more than the limit of " + limits.maxDecompressedBytes() + " (--distributor.max-recv-msg-size)", 413);
+    }
+    byte[] raw;
+    try {
+      raw = Snappy.uncompress(body);
+    } catch (IOException e) {
+      throw new ClientErrorException("bad_data", "the snappy body is corrupt or truncated: " + e.getMessage());
+    }
+    try {
+      return WriteRequest.parseFrom(raw);
+    } catch (InvalidProtocolBufferException e) {
+      throw new ClientErrorException("bad_data", "the body is not a remote write request (prometheus.WriteRequest): "
+          + e.getMessage());
+    }
+  }
+}

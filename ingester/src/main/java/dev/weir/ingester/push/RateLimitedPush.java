@@ -1,0 +1,73 @@
+package dev.weir.ingester.push;
+
+import dev.weir.proto.prompb.TimeSeries;
+import dev.weir.proto.prompb.WriteRequest;
+import dev.weir.storage.errors.ClientErrorException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+import java.util.function.LongSupplier;
+
+/**
+ * Applies the per-tenant ingestion rate limit (a token bucket of samples, refilled at
+ * {@code ingestion_rate} per second up to {@code ingestion_burst_size}) before a push is handled.
+ * A push that does not fit is refused whole with 429 ({@code rate_limited}), so the client backs
+ * off and retries; nothing of it is stored. The limit is per process, like Mimir's local strategy.
+ *
+ * <p>Thread-safe.
+ */
+public final class RateLimitedPush implements PushHandler {
+  private final PushHandler next;
+  private final Function<String, Limits> limits;
+  private final IngesterMetrics metrics;
+  private final LongSupplier nanoClock;
+  private final ConcurrentHashMap<String, Bucket> buckets = new ConcurrentHashMap<>();
+
+  public RateLimitedPush(PushHandler next, Function<String, Limits> limits, IngesterMetrics metrics,
+      LongSupplier nanoClock) {
+    this.next = next;
+    this.limits = limits;
+    this.metrics = metrics;
+    this.nanoClock = nanoClock;
+  }
+
+  private static final class Bucket {
+    double tokens = Double.NaN;
+    long last;
+  }
+
+  @Override
+  public void push(String tenant, WriteRequest request) {
+    Limits l = limits.apply(tenant);
+    if (l.ingestionRate() > 0) {
+      int samples = 0;
+      for (TimeSeries ts : request.getTimeseriesList()) {
+        samples += ts.getSamplesCount() + ts.getHistogramsCount();
+      }
+      if (!take(tenant, l, samples)) {
+        metrics.discarded(tenant, "rate_limited", samples);
+        throw new ClientErrorException("rate_limited", "the request has been rejected because the tenant exceeded"
+            + " its ingestion rate limit of " + l.ingestionRate() + " samples/s with burst " + l.ingestionBurstSize()
+            + " (" + samples + " samples in this request); retry later", 429);
+      }
+    }
+    next.push(tenant, request);
+  }
+
+  private boolean take(String tenant, Limits l, int samples) {
+    Bucket b = buckets.computeIfAbsent(tenant, t -> new Bucket());
+    synchronized (b) {
+      long now = nanoClock.getAsLong();
+      if (Double.isNaN(b.tokens)) {
+        b.tokens = l.ingestionBurstSize();
+      } else {
+        b.tokens = Math.min(l.ingestionBurstSize(), b.tokens + (now - b.last) / 1e9 * l.ingestionRate());
+      }
+      b.last = now;
+      if (samples > b.tokens) {
+        return false;
+      }
+      b.tokens -= samples;
+      return true;
+    }
+  }
+}
