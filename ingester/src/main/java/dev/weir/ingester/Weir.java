@@ -1,6 +1,7 @@
 package dev.weir.ingester;
 
 import dev.weir.ingester.api.IngesterGrpcService;
+import dev.weir.ingester.blockbuilder.BlockBuilderService;
 import dev.weir.ingester.api.JsonImport;
 import dev.weir.ingester.api.MetadataApi;
 import dev.weir.ingester.api.RemoteReadApi;
@@ -64,6 +65,7 @@ import org.jspecify.annotations.Nullable;
  * all        push → ingester; queries              push → Kafka; ingester consumes its partition
  * ingester   push → ingester; queries              ingester consumes its partition; Push refused*
  * distributor push → owning ingester (gRPC)        push → Kafka
+ * block-builder (not available)                    partitions → blocks in the bucket
  * </pre>
  *
  * (*unless {@code --ingester.push-grpc-method-enabled=true}). Usage:
@@ -80,12 +82,13 @@ public final class Weir {
   private final PrometheusMeterRegistry registry;
   private final ServiceManager services;
   private final @Nullable Ingester ingester;
-  private final GrpcServer grpc;
+  private final @Nullable GrpcServer grpc;
   private final HttpServer http;
   private final JvmGcMetrics gcMetrics;
   private final List<AutoCloseable> closeables;
 
-  private Weir(PrometheusMeterRegistry registry, ServiceManager services, @Nullable Ingester ingester, GrpcServer grpc,
+  private Weir(PrometheusMeterRegistry registry, ServiceManager services, @Nullable Ingester ingester,
+      @Nullable GrpcServer grpc,
       HttpServer http, JvmGcMetrics gcMetrics, List<AutoCloseable> closeables) {
     this.registry = registry;
     this.services = services;
@@ -116,6 +119,9 @@ public final class Weir {
 
     String target = config.target();
     boolean kafka = config.ingest().enabled();
+    if (target.equals("block-builder")) {
+      return createBlockBuilder(config, flags, registry, gc);
+    }
     boolean runsIngester = !target.equals("distributor");
     boolean runsDistributor = !target.equals("ingester");
     String id = config.ingester().id();
@@ -225,6 +231,30 @@ public final class Weir {
     return new Weir(registry, services, ingester, grpc, http, gc, closeables);
   }
 
+  /** The block-builder target: the batching consumer and the HTTP operations endpoints, nothing else. */
+  private static Weir createBlockBuilder(WeirConfig config, FlagSet flags, PrometheusMeterRegistry registry,
+      JvmGcMetrics gc) throws ConfigException {
+    if (!config.ingest().enabled()) {
+      throw new ConfigException("--target=block-builder consumes the ingest topic: it needs"
+          + " --ingest-storage.enabled=true and --ingest-storage.kafka.address");
+    }
+    List<Integer> partitions = config.blockBuilder().partitions();
+    if (partitions.isEmpty()) {
+      try {
+        partitions = List.of(PartitionIds.fromInstanceId(config.ingester().id()));
+      } catch (IllegalArgumentException e) {
+        throw new ConfigException(e.getMessage() + " (or list them with --block-builder.partitions)");
+      }
+    }
+    BlockBuilderService builder = new BlockBuilderService(config.blockBuilder(), config.ingest().kafka(), partitions,
+        config.ingester().dataDir(), config.storage().head().chunkRangeMillis(), registry);
+    HttpRouter router = new HttpRouter();
+    HttpServer http = new HttpServer(config.server(), router, new RequestMetrics(registry));
+    ServiceManager services = new ServiceManager(List.of(builder, http));
+    OpsEndpoints.register(router, registry, services, flags, Version.VERSION);
+    return new Weir(registry, services, null, null, http, gc, List.of());
+  }
+
   public void start() throws Exception {
     services.startAll();
   }
@@ -258,6 +288,9 @@ public final class Weir {
   }
 
   public int grpcPort() {
+    if (grpc == null) {
+      throw new IllegalStateException("target " + "block-builder has no gRPC server");
+    }
     return grpc.port();
   }
 

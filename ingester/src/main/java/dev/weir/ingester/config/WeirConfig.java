@@ -1,6 +1,7 @@
 package dev.weir.ingester.config;
 
 import dev.weir.ingester.api.ApiLimits;
+import dev.weir.ingester.blockbuilder.BlockBuilderConfig;
 import dev.weir.ingester.ingest.IngestStorageConfig;
 import dev.weir.ingester.logging.LogConfig;
 import dev.weir.ingester.push.IngesterConfig;
@@ -16,7 +17,7 @@ import java.util.List;
  * The whole configuration of a Weir process, built from one {@link FlagSet}: defaults, then the
  * {@code --config.file} YAML, then the command line.
  *
- * @param target which components run: all (single process), ingester, distributor
+ * @param target which components run: all (single process), ingester, distributor, block-builder
  */
 public record WeirConfig(
     String target,
@@ -29,7 +30,8 @@ public record WeirConfig(
     RingConfig ring,
     IngestStorageConfig ingest,
     ApiLimits api,
-    RuntimeConfigFile runtimeConfig) {
+    RuntimeConfigFile runtimeConfig,
+    BlockBuilderConfig blockBuilder) {
 
   /**
    * The runtime config file and its reload period.
@@ -39,7 +41,7 @@ public record WeirConfig(
   public record RuntimeConfigFile(@org.jspecify.annotations.Nullable Path file, java.time.Duration period) {}
 
   /** Targets this build can run. */
-  public static final List<String> TARGETS = List.of("all", "ingester", "distributor");
+  public static final List<String> TARGETS = List.of("all", "ingester", "distributor", "block-builder");
 
   /** All flag definitions, registered on one flag set. */
   public static final class Flags {
@@ -57,11 +59,13 @@ public record WeirConfig(
     private final ApiLimits.Flags api;
     private final Flag<String> runtimeFile;
     private final Flag<java.time.Duration> runtimePeriod;
+    private final BlockBuilderConfig.Flags blockBuilder;
 
     public Flags(FlagSet fs) {
       this.fs = fs;
       target = fs.oneOf("target", "all", TARGETS,
-          "Components to run: all (distributor and ingester in one process), ingester, distributor.");
+          "Components to run: all (distributor and ingester in one process), ingester, distributor,"
+              + " block-builder (Kafka mode: builds blocks from partitions into the bucket).");
       configFile = fs.string("config.file", "",
           "YAML file with configuration keys; command-line flags override it.");
       log = new LogConfig.Flags(fs);
@@ -77,6 +81,7 @@ public record WeirConfig(
           + " while running (see docs/operations.md); empty for none.");
       runtimePeriod = fs.duration("runtime-config.reload-period", java.time.Duration.ofSeconds(10),
           "How often the runtime config file is checked for changes.");
+      blockBuilder = new BlockBuilderConfig.Flags(fs);
     }
 
     public FlagSet flagSet() {
@@ -105,7 +110,8 @@ public record WeirConfig(
       IngesterConfig ing = ingester.build();
       return new WeirConfig(target.get(), log.build(), s, tenants.build(), ing, limits.build(),
           storage.build(ing.dataDir()), ring.build(), ingest.build(), api.build(),
-          new RuntimeConfigFile(runtimeFile.get().isEmpty() ? null : Path.of(runtimeFile.get()), runtimePeriod.get()));
+          new RuntimeConfigFile(runtimeFile.get().isEmpty() ? null : Path.of(runtimeFile.get()), runtimePeriod.get()),
+          blockBuilder.build());
     }
 
     private static String findConfigFile(String[] args) {

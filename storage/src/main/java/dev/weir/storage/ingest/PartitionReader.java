@@ -2,7 +2,6 @@ package dev.weir.storage.ingest;
 
 import dev.weir.storage.errors.ServerErrorException;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -16,23 +15,16 @@ import java.util.function.LongSupplier;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.OffsetSpec;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
 import org.apache.kafka.clients.consumer.OffsetOutOfRangeException;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
-import org.apache.kafka.common.header.internals.RecordHeader;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -79,7 +71,7 @@ public final class PartitionReader {
   private volatile long endOffsetSeen = -1;
   private volatile @Nullable Admin admin;
   private @Nullable KafkaConsumer<byte[], byte[]> consumer;
-  private @Nullable KafkaProducer<byte[], byte[]> deadLetterProducer;
+  private final @Nullable DeadLetterProducer deadLetter;
   private volatile @Nullable ReaderPipeline pipeline;
   private long lastCommitted = -1;
   private long lastCommitAttempt;
@@ -92,6 +84,9 @@ public final class PartitionReader {
   public PartitionReader(KafkaConfig config, int partition, Path dataDir, Pusher pusher, Runnable sync,
       ReaderMetrics metrics, LongSupplier clock) {
     this.config = config;
+    this.deadLetter = config.deadLetterTopic().isEmpty() ? null
+        : new DeadLetterProducer(config.address(), config.deadLetterTopic(), config.maxRecordSizeBytes(),
+            config.writeTimeout());
     this.partition = partition;
     this.tp = new TopicPartition(config.topic(), partition);
     this.pusher = pusher;
@@ -176,7 +171,7 @@ public final class PartitionReader {
       expectedNext = start;
       applied = start;
       ReaderPipeline p = new ReaderPipeline(config.ingestionConcurrency(), config.batchSize(),
-          config.maxBufferedBytes(), pusher, config.deadLetterTopic().isEmpty() ? null : this::sendToDeadLetter,
+          config.maxBufferedBytes(), pusher, deadLetter == null ? null : deadLetter::send,
           metrics, clock, "partition-reader-" + partition);
       pipeline = p;
       roundStart = clock.getAsLong();
@@ -203,21 +198,8 @@ public final class PartitionReader {
   }
 
   private KafkaConsumer<byte[], byte[]> newConsumer() {
-    Properties p = new Properties();
-    p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, config.address());
-    p.put(ConsumerConfig.CLIENT_ID_CONFIG, config.clientId() + "-reader-" + partition);
-    p.put(ConsumerConfig.GROUP_ID_CONFIG, config.consumerGroup());
-    p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-    p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "none");
-    p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 1000);
-    // One partition per consumer: a fetch of 8 MiB keeps the pipe full without huge buffers.
-    p.put(ConsumerConfig.FETCH_MAX_BYTES_CONFIG, 16 << 20);
-    p.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, 8 << 20);
-    p.put(ConsumerConfig.RECEIVE_BUFFER_CONFIG, 4 << 20);
-    p.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) Math.max(10_000, config.dialTimeout().toMillis()));
-    p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
-    p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
-    return new KafkaConsumer<>(p);
+    return AssignedConsumers.create(config.address(), config.clientId() + "-reader-" + partition,
+        config.consumerGroup(), config.dialTimeout());
   }
 
   private Admin admin() {
@@ -467,37 +449,6 @@ public final class PartitionReader {
     }
   }
 
-  private void sendToDeadLetter(ConsumerRecord<byte[], byte[]> r, String error) {
-    KafkaProducer<byte[], byte[]> p = deadLetterProducer;
-    if (p == null) {
-      Properties props = new Properties();
-      props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, config.address());
-      props.put(ProducerConfig.ACKS_CONFIG, "all");
-      props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-      props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
-      props.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
-      props.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, config.maxRecordSizeBytes() + (1 << 20));
-      p = new KafkaProducer<>(props);
-      deadLetterProducer = p;
-    }
-    ProducerRecord<byte[], byte[]> out = new ProducerRecord<>(config.deadLetterTopic(), null, r.key(), r.value());
-    r.headers().forEach(h -> out.headers().add(h));
-    out.headers().add(new RecordHeader("weir-dlq-source-topic", r.topic().getBytes(StandardCharsets.UTF_8)));
-    out.headers().add(new RecordHeader("weir-dlq-source-partition",
-        String.valueOf(r.partition()).getBytes(StandardCharsets.UTF_8)));
-    out.headers().add(new RecordHeader("weir-dlq-source-offset",
-        String.valueOf(r.offset()).getBytes(StandardCharsets.UTF_8)));
-    out.headers().add(new RecordHeader("weir-dlq-error", error.getBytes(StandardCharsets.UTF_8)));
-    try {
-      p.send(out).get(config.writeTimeout().toMillis(), TimeUnit.MILLISECONDS);
-    } catch (Exception e) {
-      if (e instanceof InterruptedException) {
-        Thread.currentThread().interrupt();
-      }
-      throw new ServerErrorException("dead-letter topic " + config.deadLetterTopic() + " write failed: " + e, e);
-    }
-  }
-
   // ---- Strong read consistency -----------------------------------------------------------------
 
   /** The partition's end offset now (what a strong read must wait for). */
@@ -575,9 +526,8 @@ public final class PartitionReader {
       if (c != null) {
         c.close(Duration.ofSeconds(5));
       }
-      KafkaProducer<byte[], byte[]> dl = deadLetterProducer;
-      if (dl != null) {
-        dl.close(Duration.ofSeconds(5));
+      if (deadLetter != null) {
+        deadLetter.close();
       }
       Admin a = admin;
       if (a != null) {

@@ -48,6 +48,27 @@ public final class Ulid {
     return new String(out);
   }
 
+  /** The 16 bytes of a ULID (6 of time, 10 of entropy). */
+  public static byte[] bytes(String ulid) {
+    if (!isUlid(ulid)) {
+      throw new IllegalArgumentException("not a ULID: " + ulid);
+    }
+    String alphabet = new String(ALPHABET);
+    long hi = 0;
+    long lo = 0;
+    for (int i = 0; i < 26; i++) {
+      long d = alphabet.indexOf(ulid.charAt(i));
+      hi = (hi << 5) | (lo >>> 59);
+      lo = (lo << 5) | d;
+    }
+    byte[] b = new byte[16];
+    for (int i = 0; i < 8; i++) {
+      b[i] = (byte) (hi >>> (8 * (7 - i)));
+      b[i + 8] = (byte) (lo >>> (8 * (7 - i)));
+    }
+    return b;
+  }
+
   /** Whether {@code s} looks like a ULID (a block directory name). */
   public static boolean isUlid(String s) {
     if (s.length() != 26) {

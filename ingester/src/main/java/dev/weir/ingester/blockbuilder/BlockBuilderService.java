@@ -1,0 +1,86 @@
+package dev.weir.ingester.blockbuilder;
+
+import dev.weir.ingester.lifecycle.Service;
+import dev.weir.storage.blockbuilder.BlockBuilderSink;
+import dev.weir.storage.bucket.FilesystemBucket;
+import dev.weir.storage.ingest.KafkaConfig;
+import dev.weir.storage.ingest.batch.BatchConfig;
+import dev.weir.storage.ingest.batch.BatchMetrics;
+import dev.weir.storage.ingest.batch.BatchingConsumer;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs the block-builder: a {@link BatchingConsumer} over this instance's partitions whose sink
+ * builds blocks into a staging directory under the data dir and uploads them to the bucket. Not
+ * ready once the consumer stopped on a non-retryable error.
+ */
+public final class BlockBuilderService implements Service {
+  private static final Logger log = LoggerFactory.getLogger(BlockBuilderService.class);
+
+  private final BlockBuilderConfig config;
+  private final KafkaConfig kafka;
+  private final List<Integer> partitions;
+  private final Path dataDir;
+  private final long blockRangeMillis;
+  private final MeterRegistry registry;
+  private @Nullable BatchingConsumer consumer;
+
+  public BlockBuilderService(BlockBuilderConfig config, KafkaConfig kafka, List<Integer> partitions, Path dataDir,
+      long blockRangeMillis, MeterRegistry registry) {
+    this.config = config;
+    this.kafka = kafka;
+    this.partitions = List.copyOf(partitions);
+    this.dataDir = dataDir;
+    this.blockRangeMillis = blockRangeMillis;
+    this.registry = registry;
+  }
+
+  @Override
+  public String name() {
+    return "block-builder";
+  }
+
+  @Override
+  public void start() throws Exception {
+    FilesystemBucket bucket = new FilesystemBucket(config.filesystemDir());
+    BlockBuilderSink sink = new BlockBuilderSink(bucket, dataDir.resolve("block-builder-staging"), blockRangeMillis,
+        kafka.topic(), registry);
+    BatchConfig bc = new BatchConfig(kafka.address(), kafka.topic(), kafka.clientId(), config.consumerGroup(),
+        partitions, config.consumeInterval(), config.consumeIntervalBuffer(), config.maxRecordsPerCycle(),
+        config.maxBytesPerCycle(), config.cycleTimeout(), config.lookbackOnNoCommit(), Duration.ofSeconds(1),
+        Duration.ofMillis(500), Duration.ofSeconds(30), kafka.deadLetterTopic(), kafka.maxRecordSizeBytes());
+    BatchingConsumer c = new BatchingConsumer(bc, sink, new BatchMetrics(registry, "block.builder"),
+        System::currentTimeMillis);
+    log.info("msg=\"block-builder starting\" partitions={} bucket={} group={}", partitions, bucket.describe(),
+        config.consumerGroup());
+    c.start();
+    consumer = c;
+  }
+
+  @Override
+  public @Nullable String notReadyReason() {
+    BatchingConsumer c = consumer;
+    if (c == null) {
+      return "not started";
+    }
+    String f = c.failure();
+    if (f != null) {
+      return f;
+    }
+    return c.running() ? null : "the batching consumer is not running";
+  }
+
+  @Override
+  public void stop() throws InterruptedException {
+    BatchingConsumer c = consumer;
+    if (c != null) {
+      c.close();
+    }
+  }
+}

@@ -1,0 +1,36 @@
+package dev.weir.storage.bucket;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * Long-term block storage: blocks in Prometheus' format under {@code <tenant>/<block ID>/}, as
+ * Mimir's bucket holds them. {@link FilesystemBucket} is the default; an object store implements
+ * the same operations.
+ */
+public interface Bucket {
+  /** A block in the bucket. */
+  record BlockRef(String tenant, String id) {}
+
+  /**
+   * Uploads a local block directory as {@code tenant/id}, replacing a block with the same ID.
+   * Readers never see a partial block: it appears whole or not at all.
+   */
+  void upload(String tenant, String id, Path localBlockDir) throws IOException;
+
+  /** Every complete block. */
+  List<BlockRef> list() throws IOException;
+
+  /** Uploads that did not finish (their owner crashed), by the block ID they were for. */
+  List<BlockRef> listIncomplete() throws IOException;
+
+  /** The block's {@code meta.json}. */
+  byte[] meta(String tenant, String id) throws IOException;
+
+  /** Deletes a block, or the leftovers of an incomplete upload of it; no error when absent. */
+  void delete(String tenant, String id) throws IOException;
+
+  /** A human-readable location, for logs. */
+  String describe();
+}

@@ -1,0 +1,170 @@
+package dev.weir.storage.bucket;
+
+import dev.weir.storage.tsdb.block.BlockMeta;
+import dev.weir.storage.tsdb.block.BlockWriter;
+import dev.weir.storage.tsdb.block.Ulid;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+
+/**
+ * A bucket in a local (or mounted) directory: {@code <root>/<tenant>/<id>/}. An upload copies the
+ * block into {@code <root>/<tenant>/.upload-<id>/} (every file fsynced, {@code meta.json} last)
+ * and renames it into place; a block being replaced is first renamed to
+ * {@code .replaced-<id>} and deleted after. Dot-directories are never blocks: Prometheus and
+ * Mimir tools skip them, {@link #listIncomplete} finds them.
+ *
+ * <p>Thread-safe for different block IDs.
+ */
+public final class FilesystemBucket implements Bucket {
+  private static final String UPLOAD = ".upload-";
+  private static final String REPLACED = ".replaced-";
+  private final Path root;
+
+  public FilesystemBucket(Path root) throws IOException {
+    this.root = root;
+    Files.createDirectories(root);
+  }
+
+  public Path root() {
+    return root;
+  }
+
+  @Override
+  public String describe() {
+    return "filesystem:" + root;
+  }
+
+  @Override
+  public void upload(String tenant, String id, Path localBlockDir) throws IOException {
+    checkId(id);
+    Path dir = root.resolve(checkTenant(tenant));
+    Files.createDirectories(dir);
+    Path tmp = dir.resolve(UPLOAD + id);
+    BlockWriter.deleteRecursively(tmp);
+    Files.createDirectories(tmp);
+    List<Path> files;
+    try (Stream<Path> s = Files.walk(localBlockDir)) {
+      files = s.filter(Files::isRegularFile).sorted().toList();
+    }
+    Path meta = null;
+    for (Path f : files) {
+      Path rel = localBlockDir.relativize(f);
+      if (rel.toString().equals(BlockMeta.FILE)) {
+        meta = f;
+        continue;
+      }
+      copySynced(f, tmp.resolve(rel.toString()));
+    }
+    if (meta == null) {
+      throw new IOException("not a block (no meta.json): " + localBlockDir);
+    }
+    copySynced(meta, tmp.resolve(BlockMeta.FILE));
+    syncDir(tmp.resolve("chunks"));
+    syncDir(tmp);
+    Path dest = dir.resolve(id);
+    Path replaced = dir.resolve(REPLACED + id);
+    if (Files.exists(dest)) {
+      BlockWriter.deleteRecursively(replaced);
+      Files.move(dest, replaced, StandardCopyOption.ATOMIC_MOVE);
+    }
+    Files.move(tmp, dest, StandardCopyOption.ATOMIC_MOVE);
+    syncDir(dir);
+    BlockWriter.deleteRecursively(replaced);
+  }
+
+  @Override
+  public List<BlockRef> list() throws IOException {
+    return scan(false);
+  }
+
+  @Override
+  public List<BlockRef> listIncomplete() throws IOException {
+    return scan(true);
+  }
+
+  private List<BlockRef> scan(boolean incomplete) throws IOException {
+    List<BlockRef> out = new ArrayList<>();
+    try (DirectoryStream<Path> tenants = Files.newDirectoryStream(root, Files::isDirectory)) {
+      for (Path t : tenants) {
+        String tenant = t.getFileName().toString();
+        if (tenant.startsWith(".")) {
+          continue;
+        }
+        try (DirectoryStream<Path> blocks = Files.newDirectoryStream(t, Files::isDirectory)) {
+          for (Path b : blocks) {
+            String name = b.getFileName().toString();
+            if (!incomplete && Ulid.isUlid(name) && Files.exists(b.resolve(BlockMeta.FILE))) {
+              out.add(new BlockRef(tenant, name));
+            } else if (incomplete && name.startsWith(UPLOAD)) {
+              out.add(new BlockRef(tenant, name.substring(UPLOAD.length())));
+            } else if (incomplete && name.startsWith(REPLACED)) {
+              out.add(new BlockRef(tenant, name.substring(REPLACED.length())));
+            }
+          }
+        }
+      }
+    }
+    out.sort((a, b) -> a.tenant().equals(b.tenant()) ? a.id().compareTo(b.id()) : a.tenant().compareTo(b.tenant()));
+    return out;
+  }
+
+  @Override
+  public byte[] meta(String tenant, String id) throws IOException {
+    checkId(id);
+    return Files.readAllBytes(root.resolve(checkTenant(tenant)).resolve(id).resolve(BlockMeta.FILE));
+  }
+
+  @Override
+  public void delete(String tenant, String id) throws IOException {
+    checkId(id);
+    Path dir = root.resolve(checkTenant(tenant));
+    BlockWriter.deleteRecursively(dir.resolve(id));
+    BlockWriter.deleteRecursively(dir.resolve(UPLOAD + id));
+    BlockWriter.deleteRecursively(dir.resolve(REPLACED + id));
+  }
+
+  private static String checkTenant(String tenant) {
+    if (tenant.isEmpty() || tenant.startsWith(".") || tenant.contains("/") || tenant.contains("\\")) {
+      throw new IllegalArgumentException("tenant ID cannot name a bucket directory: " + tenant);
+    }
+    return tenant;
+  }
+
+  private static void checkId(String id) {
+    if (!Ulid.isUlid(id)) {
+      throw new IllegalArgumentException("block ID is not a ULID: " + id);
+    }
+  }
+
+  private static void copySynced(Path from, Path to) throws IOException {
+    Files.createDirectories(to.getParent());
+    try (FileChannel in = FileChannel.open(from, StandardOpenOption.READ);
+        FileChannel out = FileChannel.open(to, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+      long size = in.size();
+      long pos = 0;
+      while (pos < size) {
+        pos += in.transferTo(pos, size - pos, out);
+      }
+      out.force(true);
+    }
+  }
+
+  private static void syncDir(Path dir) {
+    if (!Files.isDirectory(dir)) {
+      return;
+    }
+    try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
+      d.force(true);
+    } catch (IOException e) {
+      // Directory fsync is not supported everywhere; the files are synced.
+    }
+  }
+}

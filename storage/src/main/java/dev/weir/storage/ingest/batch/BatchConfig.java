@@ -1,0 +1,71 @@
+package dev.weir.storage.ingest.batch;
+
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * Settings of a {@link BatchingConsumer}.
+ *
+ * @param address Kafka bootstrap servers
+ * @param topic the topic read
+ * @param clientId Kafka client ID prefix
+ * @param consumerGroup the group that stores the committed offsets (nothing else of the group is used)
+ * @param partitions the partitions served, round-robin
+ * @param consumeInterval a cycle holds records of one aligned span of record time this long
+ * @param consumeIntervalBuffer a span is consumed only once this much wall time passed after its end
+ * @param maxRecordsPerCycle a cycle ends after this many records (0 = no limit)
+ * @param maxBytesPerCycle a cycle ends after this many record bytes (0 = no limit)
+ * @param cycleTimeout a cycle ends (and flushes what it has) after consuming this long
+ * @param lookbackOnNoCommit with no committed offset, start at records this old
+ * @param idlePollInterval sleep between rounds in which no partition had work
+ * @param retryBackoffMin first backoff after a retryable failure, doubled up to {@code retryBackoffMax}
+ * @param retryBackoffMax longest backoff
+ * @param deadLetterTopic receives undecodable records; empty counts and skips them
+ * @param maxRecordSizeBytes largest record (for the dead-letter producer)
+ */
+public record BatchConfig(String address, String topic, String clientId, String consumerGroup,
+    List<Integer> partitions, Duration consumeInterval, Duration consumeIntervalBuffer, long maxRecordsPerCycle,
+    long maxBytesPerCycle, Duration cycleTimeout, Duration lookbackOnNoCommit, Duration idlePollInterval,
+    Duration retryBackoffMin, Duration retryBackoffMax, String deadLetterTopic, int maxRecordSizeBytes) {
+
+  public BatchConfig {
+    partitions = List.copyOf(partitions);
+    if (partitions.isEmpty()) {
+      throw new IllegalArgumentException("a batching consumer needs at least one partition");
+    }
+    if (consumeInterval.toMillis() <= 0) {
+      throw new IllegalArgumentException("consume interval must be positive");
+    }
+  }
+
+  /** Defaults for tests and embedding: 1h spans, 15m buffer, no record/byte limits. */
+  public static BatchConfig defaults(String address, String topic, String group, List<Integer> partitions) {
+    return new BatchConfig(address, topic, "weir", group, partitions, Duration.ofHours(1), Duration.ofMinutes(15),
+        0, 0, Duration.ofMinutes(10), Duration.ofHours(12), Duration.ofSeconds(1), Duration.ofMillis(100),
+        Duration.ofSeconds(10), "", 15_983_616);
+  }
+
+  public BatchConfig withInterval(Duration interval, Duration buffer) {
+    return new BatchConfig(address, topic, clientId, consumerGroup, partitions, interval, buffer, maxRecordsPerCycle,
+        maxBytesPerCycle, cycleTimeout, lookbackOnNoCommit, idlePollInterval, retryBackoffMin, retryBackoffMax,
+        deadLetterTopic, maxRecordSizeBytes);
+  }
+
+  public BatchConfig withLimits(long maxRecords, long maxBytes, Duration timeout) {
+    return new BatchConfig(address, topic, clientId, consumerGroup, partitions, consumeInterval,
+        consumeIntervalBuffer, maxRecords, maxBytes, timeout, lookbackOnNoCommit, idlePollInterval, retryBackoffMin,
+        retryBackoffMax, deadLetterTopic, maxRecordSizeBytes);
+  }
+
+  public BatchConfig withLookback(Duration lookback) {
+    return new BatchConfig(address, topic, clientId, consumerGroup, partitions, consumeInterval,
+        consumeIntervalBuffer, maxRecordsPerCycle, maxBytesPerCycle, cycleTimeout, lookback, idlePollInterval,
+        retryBackoffMin, retryBackoffMax, deadLetterTopic, maxRecordSizeBytes);
+  }
+
+  public BatchConfig withDeadLetterTopic(String topic) {
+    return new BatchConfig(address, this.topic, clientId, consumerGroup, partitions, consumeInterval,
+        consumeIntervalBuffer, maxRecordsPerCycle, maxBytesPerCycle, cycleTimeout, lookbackOnNoCommit,
+        idlePollInterval, retryBackoffMin, retryBackoffMax, topic, maxRecordSizeBytes);
+  }
+}

@@ -1,0 +1,414 @@
+package dev.weir.storage.ingest.batch;
+
+import dev.weir.storage.errors.ClientErrorException;
+import dev.weir.storage.errors.ServerErrorException;
+import dev.weir.storage.ingest.AssignedConsumers;
+import dev.weir.storage.ingest.DeadLetterProducer;
+import dev.weir.storage.ingest.RecordFormat;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.LongSupplier;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.TopicPartition;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Consumes partitions in independent cycles: from a partition's committed offset, read records
+ * until the cycle is complete, {@linkplain BatchSink.Batch#flush flush} them to the sink, and only
+ * then commit the offset after the last record flushed. Nothing else is remembered between cycles:
+ * a crash at any point means the next cycle starts again from the committed offset.
+ *
+ * <p>A cycle holds the records of one aligned span of record time ({@code consume-interval}, e.g.
+ * 12:00–13:00): it starts at the committed offset, whose record fixes the span, and ends before
+ * the first record of a later span, at the partition's end offset as of the cycle's start, after
+ * {@code maxRecordsPerCycle} records or {@code maxBytesPerCycle} bytes, or when
+ * {@code cycleTimeout} passed. A span is consumed only once the wall clock is
+ * {@code consume-interval-buffer} past its end (or there are {@code maxRecordsPerCycle} records
+ * waiting), so live data is cut into one cycle per span instead of many small ones. A record
+ * timestamped in the future does not hold a partition back.
+ *
+ * <p>Failures: a retryable flush error (and any Kafka error while consuming) abandons the cycle;
+ * after a backoff it is redone from the committed offset — head-of-line blocking, nothing later is
+ * committed. A non-retryable flush error stops the consumer; {@link #failure()} says why (the
+ * process reports not ready). A commit that fails is retried without redoing the flush. Records
+ * that cannot be decoded go to the dead-letter topic when one is set, else are counted and
+ * skipped.
+ *
+ * <p>Several partitions are served round-robin: after a cycle of one partition the next lagging
+ * partition gets the next cycle, so none starves.
+ *
+ * <p>Thread-safety: one internal thread does all the work; {@link #start}, {@link #close} and the
+ * getters may be called from any thread.
+ */
+public final class BatchingConsumer implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(BatchingConsumer.class);
+  private static final Duration POLL = Duration.ofMillis(200);
+
+  private final BatchConfig config;
+  private final BatchSink sink;
+  private final BatchMetrics metrics;
+  private final LongSupplier clock;
+  /** Per partition: the committed offset and its record's timestamp, to wait without refetching. */
+  private final Map<Integer, long[]> firstRecord = new HashMap<>();
+  private volatile boolean stopped;
+  private volatile @Nullable String failure;
+  private volatile boolean running;
+  private @Nullable Thread thread;
+  private int nextIndex;
+  private long lastSkipLog;
+
+  public BatchingConsumer(BatchConfig config, BatchSink sink, BatchMetrics metrics, LongSupplier clock) {
+    this.config = config;
+    this.sink = sink;
+    this.metrics = metrics;
+    this.clock = clock;
+    for (int p : config.partitions()) {
+      metrics.partition(p);
+    }
+  }
+
+  /** Outcome of one attempt at a cycle. */
+  enum Outcome { DONE, NOTHING_TO_DO, RETRY, STOPPED }
+
+  /** Thrown inside a cycle for errors that redoing it can fix. */
+  private static final class RetryCycle extends Exception {
+    final String kind;
+
+    RetryCycle(String kind, String message, @Nullable Throwable cause) {
+      super(message, cause);
+      this.kind = kind;
+    }
+  }
+
+  public synchronized void start() {
+    if (thread != null) {
+      return;
+    }
+    Thread t = new Thread(this::run, "batching-consumer-" + config.topic());
+    t.setDaemon(false);
+    running = true;
+    t.start();
+    thread = t;
+  }
+
+  /** Why the consumer stopped for good (a non-retryable flush error), or null. */
+  public @Nullable String failure() {
+    return failure;
+  }
+
+  public boolean running() {
+    return running;
+  }
+
+  /**
+   * Stops after the current step: a cycle still consuming is abandoned (redone after restart);
+   * one already flushing completes, and its commit is attempted once more.
+   */
+  @Override
+  public void close() throws InterruptedException {
+    stopped = true;
+    Thread t;
+    synchronized (this) {
+      t = thread;
+    }
+    if (t != null && t != Thread.currentThread()) {
+      t.join(Duration.ofMinutes(2).toMillis());
+    }
+  }
+
+  private void run() {
+    try (KafkaConsumer<byte[], byte[]> c = AssignedConsumers.create(config.address(), config.clientId()
+            + "-batch-consumer", config.consumerGroup(), Duration.ofSeconds(10));
+        DeadLetterProducer dl = config.deadLetterTopic().isEmpty() ? null : new DeadLetterProducer(config.address(),
+            config.deadLetterTopic(), config.maxRecordSizeBytes(), Duration.ofSeconds(10))) {
+      log.info("msg=\"batching consumer started\" topic={} partitions={} group={} interval={}s buffer={}s",
+          config.topic(), config.partitions(), config.consumerGroup(), config.consumeInterval().toSeconds(),
+          config.consumeIntervalBuffer().toSeconds());
+      Duration backoff = config.retryBackoffMin();
+      while (!stopped) {
+        boolean worked = false;
+        List<Integer> parts = config.partitions();
+        for (int i = 0; i < parts.size() && !stopped; i++) {
+          int index = (nextIndex + i) % parts.size();
+          Outcome o = attempt(c, dl, parts.get(index));
+          if (o == Outcome.DONE) {
+            nextIndex = (index + 1) % parts.size();
+            worked = true;
+            backoff = config.retryBackoffMin();
+            break;
+          }
+          if (o == Outcome.RETRY) {
+            // Head-of-line: redo this partition's cycle after the backoff, before any other.
+            sleep(backoff);
+            backoff = backoff.multipliedBy(2).compareTo(config.retryBackoffMax()) > 0 ? config.retryBackoffMax()
+                : backoff.multipliedBy(2);
+            nextIndex = index;
+            worked = true;
+            break;
+          }
+          if (o == Outcome.STOPPED) {
+            return;
+          }
+        }
+        if (!worked) {
+          sleep(config.idlePollInterval());
+        }
+      }
+    } catch (RuntimeException e) {
+      failure = "batching consumer failed: " + e;
+      log.error("msg=\"batching consumer failed; it stops\"", e);
+    } finally {
+      running = false;
+      log.info("msg=\"batching consumer stopped\" topic={}", config.topic());
+    }
+  }
+
+  private Outcome attempt(KafkaConsumer<byte[], byte[]> c, @Nullable DeadLetterProducer dl, int partition) {
+    try {
+      return cycle(c, dl, partition);
+    } catch (RetryCycle e) {
+      metrics.flushFailure(e.kind, true);
+      log.warn("msg=\"cycle failed; it will be redone from the committed offset\" partition={} kind={} err=\"{}\"",
+          partition, e.kind, String.valueOf(e.getMessage()).replace('"', '\''));
+      return Outcome.RETRY;
+    } catch (SinkException e) {
+      metrics.flushFailure(e.kind(), e.retryable());
+      if (e.retryable()) {
+        log.warn("msg=\"flush failed; the cycle will be redone from the committed offset\" partition={} kind={}"
+            + " err=\"{}\"", partition, e.kind(), String.valueOf(e.getMessage()).replace('"', '\''));
+        return Outcome.RETRY;
+      }
+      failure = "partition " + partition + ": flush failed and cannot be retried (" + e.kind() + "): "
+          + e.getMessage();
+      log.error("msg=\"flush failed with a non-retryable error; the consumer stops, offsets stay where they are\""
+          + " partition={} kind={}", partition, e.kind(), e);
+      stopped = true;
+      return Outcome.STOPPED;
+    }
+  }
+
+  private Outcome cycle(KafkaConsumer<byte[], byte[]> c, @Nullable DeadLetterProducer dl, int partition)
+      throws RetryCycle, SinkException {
+    long started = clock.getAsLong();
+    TopicPartition tp = new TopicPartition(config.topic(), partition);
+    BatchMetrics.PartitionGauges g = metrics.partition(partition);
+    long committed;
+    long end;
+    try {
+      committed = committedOrStart(c, tp);
+      long begin = c.beginningOffsets(Set.of(tp)).get(tp);
+      if (committed < begin) {
+        metrics.missed(partition, begin - committed);
+        log.warn("msg=\"records were deleted by retention before they were consumed\" partition={} from={} to={}",
+            partition, committed, begin);
+        committed = begin;
+      }
+      end = c.endOffsets(Set.of(tp)).get(tp);
+    } catch (KafkaException e) {
+      throw new RetryCycle("kafka", "cannot read offsets of partition " + partition + ": " + e, e);
+    }
+    g.committed.set(committed);
+    g.lagRecords.set(Math.max(0, end - committed));
+    if (committed >= end) {
+      g.lagMillis.set(0);
+      return Outcome.NOTHING_TO_DO;
+    }
+
+    ArrayDeque<ConsumerRecord<byte[], byte[]>> buffered = new ArrayDeque<>();
+    long firstTs;
+    long[] cached = firstRecord.get(partition);
+    c.assign(Set.of(tp));
+    if (cached != null && cached[0] == committed) {
+      firstTs = cached[1];
+    } else {
+      c.seek(tp, committed);
+      ConsumerRecord<byte[], byte[]> first = pollFirst(c, buffered);
+      if (first == null) {
+        return stopped ? Outcome.STOPPED : Outcome.NOTHING_TO_DO;
+      }
+      firstTs = first.timestamp();
+      firstRecord.put(partition, new long[] {committed, firstTs});
+    }
+    long now = clock.getAsLong();
+    g.lagMillis.set(Math.max(0, now - firstTs));
+    long interval = config.consumeInterval().toMillis();
+    long spanEnd = Math.floorDiv(firstTs, interval) * interval + interval;
+    boolean future = firstTs > now + config.consumeIntervalBuffer().toMillis();
+    boolean spanComplete = now >= spanEnd + config.consumeIntervalBuffer().toMillis() || future;
+    boolean enoughRecords = config.maxRecordsPerCycle() > 0 && end - committed >= config.maxRecordsPerCycle();
+    if (!spanComplete && !enoughRecords) {
+      return Outcome.NOTHING_TO_DO;
+    }
+    if (future) {
+      log.warn("msg=\"record timestamp is in the future; consuming to the end offset\" partition={} offset={}"
+          + " timestamp={}", partition, committed, firstTs);
+      spanEnd = Long.MAX_VALUE;
+    }
+    if (buffered.isEmpty()) {
+      c.seek(tp, committed);
+    }
+
+    long records = 0;
+    long bytes = 0;
+    long next = committed;
+    long deadline = started + config.cycleTimeout().toMillis();
+    String reason = null;
+    try (BatchSink.Batch batch = sink.begin(partition, committed, firstTs)) {
+      while (reason == null) {
+        if (buffered.isEmpty()) {
+          if (stopped) {
+            return Outcome.STOPPED;
+          }
+          if (clock.getAsLong() >= deadline) {
+            reason = "timeout";
+            break;
+          }
+          try {
+            c.poll(POLL).forEach(buffered::add);
+          } catch (KafkaException e) {
+            throw new RetryCycle("kafka", "fetch from partition " + partition + " failed: " + e, e);
+          }
+          continue;
+        }
+        ConsumerRecord<byte[], byte[]> r = buffered.poll();
+        if (r.offset() >= end) {
+          reason = "end_offset";
+          break;
+        }
+        if (r.timestamp() >= spanEnd) {
+          reason = "span";
+          g.lagMillis.set(Math.max(0, clock.getAsLong() - r.timestamp()));
+          break;
+        }
+        next = r.offset() + 1;
+        records++;
+        bytes += r.serializedKeySize() + Math.max(0, r.serializedValueSize());
+        try {
+          RecordFormat.Decoded d = RecordFormat.decode(r.key(), r.value(), r.headers());
+          batch.add(d.tenant(), d.request(), r.offset(), r.timestamp());
+        } catch (ClientErrorException e) {
+          skip(dl, r, e);
+        }
+        if (next >= end) {
+          reason = "end_offset";
+        } else if (config.maxRecordsPerCycle() > 0 && records >= config.maxRecordsPerCycle()) {
+          reason = "max_records";
+        } else if (config.maxBytesPerCycle() > 0 && bytes >= config.maxBytesPerCycle()) {
+          reason = "max_bytes";
+        }
+      }
+      if (records == 0) {
+        return Outcome.NOTHING_TO_DO; // timed out before the first record: nothing to flush
+      }
+      log.info("msg=\"flushing cycle\" partition={} from={} to={} records={} bytes={} ended_by={}", partition,
+          committed, next, records, bytes, reason);
+      batch.flush(next);
+    }
+    if (!commit(c, tp, next)) {
+      return Outcome.STOPPED;
+    }
+    firstRecord.remove(partition);
+    g.committed.set(next);
+    g.lastCommitMillis.set(clock.getAsLong());
+    g.lagRecords.set(Math.max(0, end - next));
+    if (next >= end) {
+      g.lagMillis.set(0);
+    }
+    Duration took = Duration.ofMillis(clock.getAsLong() - started);
+    metrics.cycle(partition, records, bytes, took);
+    log.info("msg=\"cycle committed\" partition={} offset={} records={} took={}ms lag_records={}", partition, next,
+        records, took.toMillis(), Math.max(0, end - next));
+    return Outcome.DONE;
+  }
+
+  private @Nullable ConsumerRecord<byte[], byte[]> pollFirst(KafkaConsumer<byte[], byte[]> c,
+      ArrayDeque<ConsumerRecord<byte[], byte[]>> buffered) throws RetryCycle {
+    long deadline = clock.getAsLong() + config.cycleTimeout().toMillis();
+    while (buffered.isEmpty() && !stopped && clock.getAsLong() < deadline) {
+      try {
+        c.poll(POLL).forEach(buffered::add);
+      } catch (KafkaException e) {
+        throw new RetryCycle("kafka", "fetch failed: " + e, e);
+      }
+    }
+    return buffered.peek();
+  }
+
+  private void skip(@Nullable DeadLetterProducer dl, ConsumerRecord<byte[], byte[]> r, ClientErrorException e)
+      throws RetryCycle {
+    metrics.skipped(r.partition(), e.reason());
+    if (dl != null) {
+      try {
+        dl.send(r, e.getMessage());
+      } catch (ServerErrorException se) {
+        throw new RetryCycle("dead_letter", se.getMessage(), se);
+      }
+    }
+    long now = clock.getAsLong();
+    if (now - lastSkipLog >= 1000) {
+      lastSkipLog = now;
+      log.warn("msg=\"record skipped\" partition={} offset={} reason={} err=\"{}\" dead_letter_topic={}",
+          r.partition(), r.offset(), e.reason(), e.getMessage().replace('"', '\''),
+          dl == null ? "(none)" : dl.topic());
+    }
+  }
+
+  /** The committed offset, or the start position for a group that has none. */
+  private long committedOrStart(KafkaConsumer<byte[], byte[]> c, TopicPartition tp) {
+    OffsetAndMetadata om = c.committed(Set.of(tp)).get(tp);
+    if (om != null) {
+      return om.offset();
+    }
+    long since = clock.getAsLong() - config.lookbackOnNoCommit().toMillis();
+    OffsetAndTimestamp at = c.offsetsForTimes(Map.of(tp, since)).get(tp);
+    long start = at != null ? at.offset() : c.endOffsets(Set.of(tp)).get(tp);
+    log.info("msg=\"no committed offset; starting from the lookback\" partition={} lookback={}s offset={}",
+        tp.partition(), config.lookbackOnNoCommit().toSeconds(), start);
+    return start;
+  }
+
+  /** Commits, retrying until it succeeds or the consumer stops (then the cycle is redone later). */
+  private boolean commit(KafkaConsumer<byte[], byte[]> c, TopicPartition tp, long next) {
+    Duration backoff = config.retryBackoffMin();
+    while (true) {
+      try {
+        c.commitSync(Map.of(tp, new OffsetAndMetadata(next)), Duration.ofSeconds(10));
+        return true;
+      } catch (KafkaException e) {
+        metrics.commitFailure();
+        log.warn("msg=\"offset commit failed; retrying\" partition={} offset={} err=\"{}\"", tp.partition(), next,
+            e.toString().replace('"', '\''));
+        if (stopped) {
+          log.warn("msg=\"stopping before the commit succeeded; the flushed cycle will be redone (idempotently)\""
+              + " partition={}", tp.partition());
+          return false;
+        }
+        sleep(backoff);
+        backoff = backoff.multipliedBy(2).compareTo(config.retryBackoffMax()) > 0 ? config.retryBackoffMax()
+            : backoff.multipliedBy(2);
+      }
+    }
+  }
+
+  private void sleep(Duration d) {
+    long until = System.nanoTime() + d.toNanos();
+    while (!stopped && System.nanoTime() < until) {
+      try {
+        Thread.sleep(Math.min(100, Math.max(1, (until - System.nanoTime()) / 1_000_000)));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
+  }
+}
