@@ -54,7 +54,8 @@ public final class BlockBuilderService implements Service {
     BatchConfig bc = new BatchConfig(kafka.address(), kafka.topic(), kafka.clientId(), config.consumerGroup(),
         partitions, config.consumeInterval(), config.consumeIntervalBuffer(), config.maxRecordsPerCycle(),
         config.maxBytesPerCycle(), config.cycleTimeout(), config.lookbackOnNoCommit(), Duration.ofSeconds(1),
-        Duration.ofMillis(500), Duration.ofSeconds(30), kafka.deadLetterTopic(), kafka.maxRecordSizeBytes());
+        Duration.ofMillis(500), Duration.ofSeconds(30), kafka.deadLetterTopic(), kafka.maxRecordSizeBytes(),
+        kafka.security());
     BatchingConsumer c = new BatchingConsumer(bc, sink, new BatchMetrics(registry, "block.builder"),
         System::currentTimeMillis);
     log.info("msg=\"block-builder starting\" partitions={} bucket={} group={}", partitions, bucket.describe(),

@@ -4,6 +4,7 @@ import dev.weir.ingester.config.ConfigException;
 import dev.weir.ingester.config.Flag;
 import dev.weir.ingester.config.FlagSet;
 import dev.weir.storage.ingest.KafkaConfig;
+import dev.weir.storage.ingest.KafkaSecurity;
 import java.time.Duration;
 
 /**
@@ -33,7 +34,7 @@ public record IngestStorageConfig(boolean enabled, KafkaConfig kafka, boolean pu
         ingesterId, kafka.commitInterval(), kafka.startPosition(), kafka.startTimestampMillis(),
         kafka.maxLagAtStartup(), kafka.maxRecordSizeBytes(), kafka.autoCreateTopic(), kafka.autoCreatePartitions(),
         kafka.ingestionConcurrency(), kafka.batchSize(), kafka.maxBufferedBytes(), kafka.deadLetterTopic(),
-        kafka.preferOffsetFile());
+        kafka.preferOffsetFile(), kafka.security());
   }
 
   /** Flag definitions for {@link IngestStorageConfig}. */
@@ -61,6 +62,11 @@ public record IngestStorageConfig(boolean enabled, KafkaConfig kafka, boolean pu
     private final Flag<Integer> minOwners;
     private final Flag<Duration> minOwnersDuration;
     private final Flag<Duration> strongTimeout;
+    private final Flag<String> saslMechanism;
+    private final Flag<String> saslUsername;
+    private final Flag<String> saslPassword;
+    private final Flag<Boolean> tls;
+    private final Flag<String> tlsCa;
 
     public Flags(FlagSet fs) {
       String k = "ingest-storage.kafka.";
@@ -107,6 +113,14 @@ public record IngestStorageConfig(boolean enabled, KafkaConfig kafka, boolean pu
           "How long a partition's owners must have been registered before it turns ACTIVE.");
       strongTimeout = fs.duration("ingester.read-consistency-strong-timeout", Duration.ofSeconds(30),
           "How long a query with X-Read-Consistency: strong waits for the partition to be consumed to its end.");
+      saslMechanism = fs.oneOf(k + "sasl-mechanism", "", KafkaSecurity.MECHANISMS, "SASL mechanism of the Kafka"
+          + " clients: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512; empty for none.");
+      saslUsername = fs.string(k + "sasl-username", "", "SASL username (with sasl-mechanism).");
+      saslPassword = fs.string(k + "sasl-password", "", "SASL password (with sasl-mechanism); on Kubernetes pass it"
+          + " from a Secret as $(ENV_VAR).");
+      tls = fs.bool(k + "tls-enabled", false, "Connect to Kafka over TLS.");
+      tlsCa = fs.string(k + "tls-ca-path", "", "PEM file of CA certificates that sign the brokers' certificates;"
+          + " empty for the JVM's trust store.");
     }
 
     public IngestStorageConfig build() throws ConfigException {
@@ -133,10 +147,14 @@ public record IngestStorageConfig(boolean enabled, KafkaConfig kafka, boolean pu
       if (autoCreatePartitions.get() < 1) {
         throw new ConfigException("ingest-storage.kafka.auto-create-topic-default-partitions must be at least 1");
       }
+      if (!saslMechanism.get().isEmpty() && saslUsername.get().isEmpty()) {
+        throw new ConfigException("ingest-storage.kafka.sasl-username is required with sasl-mechanism");
+      }
       KafkaConfig kafka = new KafkaConfig(address.get(), topic.get(), clientId.get(), dialTimeout.get(),
           writeTimeout.get(), group.get(), commitInterval.get(), startPosition.get(), startTimestamp.get(), maxLag.get(),
           maxRecordSize.get(), autoCreate.get(), autoCreatePartitions.get(), concurrency.get(), batchSize.get(),
-          maxBuffered.get(), deadLetter.get(), preferFile.get());
+          maxBuffered.get(), deadLetter.get(), preferFile.get(), new KafkaSecurity(saslMechanism.get(),
+          saslUsername.get(), saslPassword.get(), tls.get(), tlsCa.get()));
       boolean push = enabled.get() ? pushGrpc.isSet() && pushGrpc.get() : pushGrpc.get();
       return new IngestStorageConfig(enabled.get(), kafka, push, minOwners.get(), minOwnersDuration.get(),
           strongTimeout.get());

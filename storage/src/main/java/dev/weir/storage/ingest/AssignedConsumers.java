@@ -14,10 +14,13 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 public final class AssignedConsumers {
   private AssignedConsumers() {}
 
-  public static KafkaConsumer<byte[], byte[]> create(String address, String clientId, String group,
+  /**
+   * @param base bootstrap servers and security ({@link KafkaConfig#clientProperties()})
+   */
+  public static KafkaConsumer<byte[], byte[]> create(Properties base, String clientId, String group,
       Duration apiTimeout) {
     Properties p = new Properties();
-    p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, address);
+    p.putAll(base);
     p.put(ConsumerConfig.CLIENT_ID_CONFIG, clientId);
     p.put(ConsumerConfig.GROUP_ID_CONFIG, group);
     p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);

@@ -22,14 +22,17 @@ import org.jspecify.annotations.Nullable;
  * <p>Used by one consumer thread at a time.
  */
 public final class DeadLetterProducer implements AutoCloseable {
-  private final String address;
+  private final Properties base;
   private final String topic;
   private final int maxRecordSizeBytes;
   private final Duration writeTimeout;
   private @Nullable KafkaProducer<byte[], byte[]> producer;
 
-  public DeadLetterProducer(String address, String topic, int maxRecordSizeBytes, Duration writeTimeout) {
-    this.address = address;
+  /**
+   * @param base bootstrap servers and security ({@link KafkaConfig#clientProperties()})
+   */
+  public DeadLetterProducer(Properties base, String topic, int maxRecordSizeBytes, Duration writeTimeout) {
+    this.base = base;
     this.topic = topic;
     this.maxRecordSizeBytes = maxRecordSizeBytes;
     this.writeTimeout = writeTimeout;
@@ -44,7 +47,7 @@ public final class DeadLetterProducer implements AutoCloseable {
     KafkaProducer<byte[], byte[]> p = producer;
     if (p == null) {
       Properties props = new Properties();
-      props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, address);
+      props.putAll(base);
       props.put(ProducerConfig.ACKS_CONFIG, "all");
       props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
       props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);

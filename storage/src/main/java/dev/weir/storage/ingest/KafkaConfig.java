@@ -16,11 +16,13 @@ import java.time.Duration;
  * @param maxBufferedBytes record bytes in the pipeline before the fetch loop waits
  * @param deadLetterTopic receives undecodable records; empty disables
  * @param preferOffsetFile start from the offset file in the data dir even when the group has one
+ * @param security SASL and TLS of every client
  */
 public record KafkaConfig(String address, String topic, String clientId, Duration dialTimeout, Duration writeTimeout,
     String consumerGroup, Duration commitInterval, String startPosition, long startTimestampMillis,
     Duration maxLagAtStartup, int maxRecordSizeBytes, boolean autoCreateTopic, int autoCreatePartitions,
-    int ingestionConcurrency, int batchSize, long maxBufferedBytes, String deadLetterTopic, boolean preferOffsetFile) {
+    int ingestionConcurrency, int batchSize, long maxBufferedBytes, String deadLetterTopic, boolean preferOffsetFile,
+    KafkaSecurity security) {
 
   public static final java.util.List<String> START_POSITIONS = java.util.List.of("last-offset", "start", "end",
       "timestamp");
@@ -28,48 +30,62 @@ public record KafkaConfig(String address, String topic, String clientId, Duratio
   public static KafkaConfig defaults(String address, String topic, String group) {
     return new KafkaConfig(address, topic, "weir", Duration.ofSeconds(2), Duration.ofSeconds(10), group,
         Duration.ofSeconds(1), "last-offset", 0, Duration.ofSeconds(15), 15_983_616, true, 128, 8, 150,
-        100L << 20, "", false);
+        100L << 20, "", false, KafkaSecurity.NONE);
   }
 
   public KafkaConfig withConcurrency(int ingestion, int batch) {
     return new KafkaConfig(address, topic, clientId, dialTimeout, writeTimeout, consumerGroup, commitInterval,
         startPosition, startTimestampMillis, maxLagAtStartup, maxRecordSizeBytes, autoCreateTopic, autoCreatePartitions,
-        ingestion, batch, maxBufferedBytes, deadLetterTopic, preferOffsetFile);
+        ingestion, batch, maxBufferedBytes, deadLetterTopic, preferOffsetFile, security);
   }
 
   public KafkaConfig withStart(String position, long timestamp) {
     return new KafkaConfig(address, topic, clientId, dialTimeout, writeTimeout, consumerGroup, commitInterval,
         position, timestamp, maxLagAtStartup, maxRecordSizeBytes, autoCreateTopic, autoCreatePartitions,
-        ingestionConcurrency, batchSize, maxBufferedBytes, deadLetterTopic, preferOffsetFile);
+        ingestionConcurrency, batchSize, maxBufferedBytes, deadLetterTopic, preferOffsetFile, security);
   }
 
   public KafkaConfig withDeadLetterTopic(String t) {
     return new KafkaConfig(address, topic, clientId, dialTimeout, writeTimeout, consumerGroup, commitInterval,
         startPosition, startTimestampMillis, maxLagAtStartup, maxRecordSizeBytes, autoCreateTopic, autoCreatePartitions,
-        ingestionConcurrency, batchSize, maxBufferedBytes, t, preferOffsetFile);
+        ingestionConcurrency, batchSize, maxBufferedBytes, t, preferOffsetFile, security);
   }
 
   public KafkaConfig withMaxBufferedBytes(long b) {
     return new KafkaConfig(address, topic, clientId, dialTimeout, writeTimeout, consumerGroup, commitInterval,
         startPosition, startTimestampMillis, maxLagAtStartup, maxRecordSizeBytes, autoCreateTopic, autoCreatePartitions,
-        ingestionConcurrency, batchSize, b, deadLetterTopic, preferOffsetFile);
+        ingestionConcurrency, batchSize, b, deadLetterTopic, preferOffsetFile, security);
   }
 
   public KafkaConfig withMaxRecordSize(int bytes) {
     return new KafkaConfig(address, topic, clientId, dialTimeout, writeTimeout, consumerGroup, commitInterval,
         startPosition, startTimestampMillis, maxLagAtStartup, bytes, autoCreateTopic, autoCreatePartitions,
-        ingestionConcurrency, batchSize, maxBufferedBytes, deadLetterTopic, preferOffsetFile);
+        ingestionConcurrency, batchSize, maxBufferedBytes, deadLetterTopic, preferOffsetFile, security);
   }
 
   public KafkaConfig withPreferOffsetFile(boolean prefer) {
     return new KafkaConfig(address, topic, clientId, dialTimeout, writeTimeout, consumerGroup, commitInterval,
         startPosition, startTimestampMillis, maxLagAtStartup, maxRecordSizeBytes, autoCreateTopic, autoCreatePartitions,
-        ingestionConcurrency, batchSize, maxBufferedBytes, deadLetterTopic, prefer);
+        ingestionConcurrency, batchSize, maxBufferedBytes, deadLetterTopic, prefer, security);
+  }
+
+  public KafkaConfig withSecurity(KafkaSecurity sec) {
+    return new KafkaConfig(address, topic, clientId, dialTimeout, writeTimeout, consumerGroup, commitInterval,
+        startPosition, startTimestampMillis, maxLagAtStartup, maxRecordSizeBytes, autoCreateTopic, autoCreatePartitions,
+        ingestionConcurrency, batchSize, maxBufferedBytes, deadLetterTopic, preferOffsetFile, sec);
+  }
+
+  /** Bootstrap servers and security for a client configuration. */
+  public java.util.Properties clientProperties() {
+    java.util.Properties p = new java.util.Properties();
+    p.put(org.apache.kafka.clients.CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, address);
+    security.applyTo(p);
+    return p;
   }
 
   public KafkaConfig withMaxLagAtStartup(Duration d) {
     return new KafkaConfig(address, topic, clientId, dialTimeout, writeTimeout, consumerGroup, commitInterval,
         startPosition, startTimestampMillis, d, maxRecordSizeBytes, autoCreateTopic, autoCreatePartitions,
-        ingestionConcurrency, batchSize, maxBufferedBytes, deadLetterTopic, preferOffsetFile);
+        ingestionConcurrency, batchSize, maxBufferedBytes, deadLetterTopic, preferOffsetFile, security);
   }
 }

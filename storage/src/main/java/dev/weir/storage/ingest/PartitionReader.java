@@ -85,7 +85,7 @@ public final class PartitionReader {
       ReaderMetrics metrics, LongSupplier clock) {
     this.config = config;
     this.deadLetter = config.deadLetterTopic().isEmpty() ? null
-        : new DeadLetterProducer(config.address(), config.deadLetterTopic(), config.maxRecordSizeBytes(),
+        : new DeadLetterProducer(config.clientProperties(), config.deadLetterTopic(), config.maxRecordSizeBytes(),
             config.writeTimeout());
     this.partition = partition;
     this.tp = new TopicPartition(config.topic(), partition);
@@ -198,7 +198,7 @@ public final class PartitionReader {
   }
 
   private KafkaConsumer<byte[], byte[]> newConsumer() {
-    return AssignedConsumers.create(config.address(), config.clientId() + "-reader-" + partition,
+    return AssignedConsumers.create(config.clientProperties(), config.clientId() + "-reader-" + partition,
         config.consumerGroup(), config.dialTimeout());
   }
 
@@ -208,8 +208,7 @@ public final class PartitionReader {
       synchronized (this) {
         a = admin;
         if (a == null) {
-          Properties p = new Properties();
-          p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, config.address());
+          Properties p = config.clientProperties();
           p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 5_000);
           p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 10_000);
           a = Admin.create(p);

@@ -46,8 +46,7 @@ public final class Writer implements AutoCloseable {
   public Writer(KafkaConfig config, WriterMetrics metrics) {
     this.config = config;
     this.metrics = metrics;
-    Properties p = new Properties();
-    p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, config.address());
+    Properties p = config.clientProperties();
     p.put(ProducerConfig.CLIENT_ID_CONFIG, config.clientId() + "-writer");
     p.put(ProducerConfig.ACKS_CONFIG, "all");
     p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
@@ -69,8 +68,7 @@ public final class Writer implements AutoCloseable {
    * @throws ServerErrorException when the topic is missing and cannot be created
    */
   public static void ensureTopic(KafkaConfig config) {
-    Properties p = new Properties();
-    p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, config.address());
+    Properties p = config.clientProperties();
     p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 5_000);
     p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) Math.max(10_000, config.writeTimeout().toMillis()));
     try (Admin admin = Admin.create(p)) {

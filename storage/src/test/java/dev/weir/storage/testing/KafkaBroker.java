@@ -29,12 +29,18 @@ public final class KafkaBroker implements AutoCloseable {
   private final Path dir;
   private final int port;
   private final int controllerPort;
+  private final int saslPort;
   private Process process;
 
-  private KafkaBroker(Path dir, int port, int controllerPort) {
+  /** The SASL/PLAIN user of the {@link #saslBootstrap()} listener. */
+  public static final String SASL_USER = "weir";
+  public static final String SASL_PASSWORD = "weir secret!";
+
+  private KafkaBroker(Path dir, int port, int controllerPort, int saslPort) {
     this.dir = dir;
     this.port = port;
     this.controllerPort = controllerPort;
+    this.saslPort = saslPort;
   }
 
   public static synchronized KafkaBroker shared() throws Exception {
@@ -48,7 +54,7 @@ public final class KafkaBroker implements AutoCloseable {
 
   /** Formats a new single-node cluster in {@code dir} and starts it. */
   public static KafkaBroker start(Path dir) throws Exception {
-    KafkaBroker b = new KafkaBroker(dir, free(), free());
+    KafkaBroker b = new KafkaBroker(dir, free(), free(), free());
     b.writeConfig();
     b.run(List.of("kafka.tools.StorageTool", "format", "-t", Uuid.randomUuid().toString(), "-c",
         dir.resolve("server.properties").toString(), "--standalone"), 60);
@@ -82,10 +88,15 @@ public final class KafkaBroker implements AutoCloseable {
         "process.roles=broker,controller",
         "node.id=1",
         "controller.quorum.bootstrap.servers=127.0.0.1:" + controllerPort,
-        "listeners=PLAINTEXT://127.0.0.1:" + port + ",CONTROLLER://127.0.0.1:" + controllerPort,
-        "advertised.listeners=PLAINTEXT://127.0.0.1:" + port,
+        "listeners=PLAINTEXT://127.0.0.1:" + port + ",SASL://127.0.0.1:" + saslPort + ",CONTROLLER://127.0.0.1:"
+            + controllerPort,
+        "advertised.listeners=PLAINTEXT://127.0.0.1:" + port + ",SASL://127.0.0.1:" + saslPort,
         "controller.listener.names=CONTROLLER",
-        "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "sasl.enabled.mechanisms=PLAIN",
+        "listener.name.sasl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required"
+            + " username=\"admin\" password=\"admin\" user_" + SASL_USER + "=\""
+            + SASL_PASSWORD + "\";",
         "inter.broker.listener.name=PLAINTEXT",
         "log.dirs=" + dir.resolve("data"),
         "num.partitions=1",
@@ -155,6 +166,11 @@ public final class KafkaBroker implements AutoCloseable {
 
   public String bootstrap() {
     return "127.0.0.1:" + port;
+  }
+
+  /** A listener that requires SASL/PLAIN ({@link #SASL_USER}, {@link #SASL_PASSWORD}). */
+  public String saslBootstrap() {
+    return "127.0.0.1:" + saslPort;
   }
 
   public Admin admin() {

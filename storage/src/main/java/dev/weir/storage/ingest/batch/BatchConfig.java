@@ -1,5 +1,6 @@
 package dev.weir.storage.ingest.batch;
 
+import dev.weir.storage.ingest.KafkaSecurity;
 import java.time.Duration;
 import java.util.List;
 
@@ -22,11 +23,13 @@ import java.util.List;
  * @param retryBackoffMax longest backoff
  * @param deadLetterTopic receives undecodable records; empty counts and skips them
  * @param maxRecordSizeBytes largest record (for the dead-letter producer)
+ * @param security SASL and TLS of the clients
  */
 public record BatchConfig(String address, String topic, String clientId, String consumerGroup,
     List<Integer> partitions, Duration consumeInterval, Duration consumeIntervalBuffer, long maxRecordsPerCycle,
     long maxBytesPerCycle, Duration cycleTimeout, Duration lookbackOnNoCommit, Duration idlePollInterval,
-    Duration retryBackoffMin, Duration retryBackoffMax, String deadLetterTopic, int maxRecordSizeBytes) {
+    Duration retryBackoffMin, Duration retryBackoffMax, String deadLetterTopic, int maxRecordSizeBytes,
+    KafkaSecurity security) {
 
   public BatchConfig {
     partitions = List.copyOf(partitions);
@@ -42,30 +45,38 @@ public record BatchConfig(String address, String topic, String clientId, String 
   public static BatchConfig defaults(String address, String topic, String group, List<Integer> partitions) {
     return new BatchConfig(address, topic, "weir", group, partitions, Duration.ofHours(1), Duration.ofMinutes(15),
         0, 0, Duration.ofMinutes(10), Duration.ofHours(12), Duration.ofSeconds(1), Duration.ofMillis(100),
-        Duration.ofSeconds(10), "", 15_983_616);
+        Duration.ofSeconds(10), "", 15_983_616, KafkaSecurity.NONE);
+  }
+
+  /** Bootstrap servers and security for a client configuration. */
+  public java.util.Properties clientProperties() {
+    java.util.Properties p = new java.util.Properties();
+    p.put(org.apache.kafka.clients.CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, address);
+    security.applyTo(p);
+    return p;
   }
 
   public BatchConfig withInterval(Duration interval, Duration buffer) {
     return new BatchConfig(address, topic, clientId, consumerGroup, partitions, interval, buffer, maxRecordsPerCycle,
         maxBytesPerCycle, cycleTimeout, lookbackOnNoCommit, idlePollInterval, retryBackoffMin, retryBackoffMax,
-        deadLetterTopic, maxRecordSizeBytes);
+        deadLetterTopic, maxRecordSizeBytes, security);
   }
 
   public BatchConfig withLimits(long maxRecords, long maxBytes, Duration timeout) {
     return new BatchConfig(address, topic, clientId, consumerGroup, partitions, consumeInterval,
         consumeIntervalBuffer, maxRecords, maxBytes, timeout, lookbackOnNoCommit, idlePollInterval, retryBackoffMin,
-        retryBackoffMax, deadLetterTopic, maxRecordSizeBytes);
+        retryBackoffMax, deadLetterTopic, maxRecordSizeBytes, security);
   }
 
   public BatchConfig withLookback(Duration lookback) {
     return new BatchConfig(address, topic, clientId, consumerGroup, partitions, consumeInterval,
         consumeIntervalBuffer, maxRecordsPerCycle, maxBytesPerCycle, cycleTimeout, lookback, idlePollInterval,
-        retryBackoffMin, retryBackoffMax, deadLetterTopic, maxRecordSizeBytes);
+        retryBackoffMin, retryBackoffMax, deadLetterTopic, maxRecordSizeBytes, security);
   }
 
   public BatchConfig withDeadLetterTopic(String topic) {
     return new BatchConfig(address, this.topic, clientId, consumerGroup, partitions, consumeInterval,
         consumeIntervalBuffer, maxRecordsPerCycle, maxBytesPerCycle, cycleTimeout, lookbackOnNoCommit,
-        idlePollInterval, retryBackoffMin, retryBackoffMax, topic, maxRecordSizeBytes);
+        idlePollInterval, retryBackoffMin, retryBackoffMax, topic, maxRecordSizeBytes, security);
   }
 }

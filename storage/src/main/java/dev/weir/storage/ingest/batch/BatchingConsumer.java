@@ -127,9 +127,9 @@ public final class BatchingConsumer implements AutoCloseable {
   }
 
   private void run() {
-    try (KafkaConsumer<byte[], byte[]> c = AssignedConsumers.create(config.address(), config.clientId()
+    try (KafkaConsumer<byte[], byte[]> c = AssignedConsumers.create(config.clientProperties(), config.clientId()
             + "-batch-consumer", config.consumerGroup(), Duration.ofSeconds(10));
-        DeadLetterProducer dl = config.deadLetterTopic().isEmpty() ? null : new DeadLetterProducer(config.address(),
+        DeadLetterProducer dl = config.deadLetterTopic().isEmpty() ? null : new DeadLetterProducer(config.clientProperties(),
             config.deadLetterTopic(), config.maxRecordSizeBytes(), Duration.ofSeconds(10))) {
       log.info("msg=\"batching consumer started\" topic={} partitions={} group={} interval={}s buffer={}s",
           config.topic(), config.partitions(), config.consumerGroup(), config.consumeInterval().toSeconds(),
