@@ -17,6 +17,8 @@ public final class OpsEndpoints {
 
   public static void register(HttpRouter router, PrometheusMeterRegistry registry,
       ServiceManager services, FlagSet flags, String version) {
+    io.micrometer.core.instrument.Gauge.builder("weir.ready", services, s -> s.notReadyReason() == null ? 1 : 0)
+        .description("1 when /ready answers 200 (every service runs and is ready), else 0.").register(registry);
     router.get("metrics", "/metrics", ex -> ex.respond(200,
         "text/plain; version=0.0.4; charset=utf-8", registry.scrape().getBytes(StandardCharsets.UTF_8)));
     router.get("ready", "/ready", ex -> {

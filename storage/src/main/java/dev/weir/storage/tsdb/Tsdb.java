@@ -59,6 +59,27 @@ public final class Tsdb implements AutoCloseable {
         .register(metrics.registry);
     Gauge.builder("weir.tsdb.blocks.loaded", this, t -> t.tenants.values().stream().mapToInt(d -> d.blocks().size()).sum())
         .description("Blocks open for queries.").register(metrics.registry);
+    Gauge.builder("weir.tsdb.wal.size.bytes", this, Tsdb::walBytes)
+        .description("Bytes on disk of every tenant's WAL (segments and checkpoints).").register(metrics.registry);
+  }
+
+  /** Bytes of the WAL directories of all open tenants (read from the file system). */
+  public long walBytes() {
+    long total = 0;
+    for (String tenant : tenants.keySet()) {
+      try (java.util.stream.Stream<java.nio.file.Path> files = java.nio.file.Files.walk(config.walDir(tenant))) {
+        total += files.filter(java.nio.file.Files::isRegularFile).mapToLong(f -> {
+          try {
+            return java.nio.file.Files.size(f);
+          } catch (IOException e) {
+            return 0; // deleted meanwhile (truncation)
+          }
+        }).sum();
+      } catch (IOException | java.io.UncheckedIOException e) {
+        // a tenant being created or deleted: counted next time
+      }
+    }
+    return total;
   }
 
   /**

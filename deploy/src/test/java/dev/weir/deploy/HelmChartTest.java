@@ -1,0 +1,291 @@
+package dev.weir.deploy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.marcnuri.helm.Helm;
+import com.marcnuri.helm.LintResult;
+import com.marcnuri.helm.TemplateCommand;
+import dev.weir.ingester.config.FlagSet;
+import dev.weir.ingester.config.WeirConfig;
+import dev.weir.ingester.push.Limits;
+import dev.weir.ingester.push.Overrides;
+import dev.weir.ring.partition.PartitionIds;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.PodSpec;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.Volume;
+import io.fabric8.kubernetes.api.model.VolumeMount;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.apps.StatefulSet;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.yaml.snakeyaml.DumperOptions;
+import org.yaml.snakeyaml.LoaderOptions;
+import org.yaml.snakeyaml.Yaml;
+import org.yaml.snakeyaml.constructor.SafeConstructor;
+
+/**
+ * The Helm chart through Helm itself (helm-java embeds Helm 3): lint, template with the default
+ * and the multi-zone values, every rendered object bound to its Kubernetes API type, the values
+ * schema rejecting wrong values, pod names giving partitions 0..N-1 per zone, and the rendered
+ * configuration accepted by Weir's own flag parser.
+ */
+class HelmChartTest {
+  static final String MULTI_ZONE = "ci/multi-zone-values.yaml";
+  @TempDir Path tmp;
+
+  static String template(String valuesFile, Map<String, Object> sets) {
+    TemplateCommand t = new Helm(Repo.chart()).template().withName("weir").withNamespace("metrics")
+        .withKubeVersion("v1.31.0");
+    if (valuesFile != null) {
+      t = t.withValuesFile(Repo.chart().resolve(valuesFile));
+    }
+    for (Map.Entry<String, Object> e : sets.entrySet()) {
+      t = t.set(e.getKey(), e.getValue());
+    }
+    return t.call();
+  }
+
+  static List<HasMetadata> objects(String valuesFile) {
+    List<HasMetadata> out = new ArrayList<>();
+    for (Map<String, Object> doc : KubernetesObjects.documents(template(valuesFile, Map.of()))) {
+      out.add(KubernetesObjects.bind(doc));
+    }
+    return out;
+  }
+
+  static <T> List<T> ofType(List<HasMetadata> objects, Class<T> type) {
+    return objects.stream().filter(type::isInstance).map(type::cast).toList();
+  }
+
+  @SuppressWarnings("unchecked")
+  static Map<String, Object> yaml(Path file) throws Exception {
+    return (Map<String, Object>) new Yaml(new SafeConstructor(new LoaderOptions())).load(Files.readString(file));
+  }
+
+  @SuppressWarnings("unchecked")
+  static Map<String, Object> merge(Map<String, Object> base, Map<String, Object> over) {
+    Map<String, Object> out = new LinkedHashMap<>(base);
+    over.forEach((k, v) -> {
+      if (v instanceof Map<?, ?> m && out.get(k) instanceof Map<?, ?> b) {
+        out.put(k, merge((Map<String, Object>) b, (Map<String, Object>) m));
+      } else {
+        out.put(k, v);
+      }
+    });
+    return out;
+  }
+
+  static void copyTree(Path from, Path to) throws Exception {
+    try (var s = Files.walk(from)) {
+      for (Path f : s.toList()) {
+        Path d = to.resolve(from.relativize(f).toString());
+        if (Files.isDirectory(f)) {
+          Files.createDirectories(d);
+        } else {
+          Files.copy(f, d);
+        }
+      }
+    }
+  }
+
+  @Test
+  void lintIsCleanInStrictModeWithDefaultAndMultiZoneValues() throws Exception {
+    LintResult lint = new Helm(Repo.chart()).lint().strict().call();
+    assertThat(lint.isFailed()).as("%s", lint.getMessages()).isFalse();
+    // helm lint -f: the same chart with the multi-zone values merged over the defaults.
+    Path copy = tmp.resolve("weir");
+    copyTree(Repo.chart(), copy);
+    Map<String, Object> merged = merge(yaml(Repo.chart().resolve("values.yaml")),
+        yaml(Repo.chart().resolve(MULTI_ZONE)));
+    DumperOptions o = new DumperOptions();
+    o.setDefaultFlowStyle(DumperOptions.FlowStyle.BLOCK);
+    Files.writeString(copy.resolve("values.yaml"), new Yaml(o).dump(merged));
+    LintResult multi = new Helm(copy).lint().strict().call();
+    assertThat(multi.isFailed()).as("%s", multi.getMessages()).isFalse();
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"", MULTI_ZONE})
+  void renderedObjectsMatchTheKubernetesApiAndHangTogether(String values) {
+    List<HasMetadata> objects = objects(values.isEmpty() ? null : values);
+    assertThat(objects).isNotEmpty();
+    Set<String> configMaps = ofType(objects, ConfigMap.class).stream().map(c -> c.getMetadata().getName())
+        .collect(Collectors.toSet());
+    List<PodSpec> pods = new ArrayList<>();
+    List<Map<String, String>> podLabels = new ArrayList<>();
+    for (StatefulSet s : ofType(objects, StatefulSet.class)) {
+      assertThat(s.getSpec().getSelector().getMatchLabels().entrySet())
+          .isSubsetOf(s.getSpec().getTemplate().getMetadata().getLabels().entrySet());
+      Set<String> volumes = new HashSet<>();
+      s.getSpec().getVolumeClaimTemplates().forEach(c -> volumes.add(c.getMetadata().getName()));
+      checkPod(s.getSpec().getTemplate().getSpec(), volumes, configMaps);
+      pods.add(s.getSpec().getTemplate().getSpec());
+      podLabels.add(s.getSpec().getTemplate().getMetadata().getLabels());
+      if ("ingester".equals(s.getMetadata().getLabels().get("app.kubernetes.io/component"))) {
+        // One StatefulSet per zone, each replacing one pod at a time: one ingester per zone at once.
+        assertThat(s.getSpec().getUpdateStrategy().getType()).isEqualTo("RollingUpdate");
+        assertThat(s.getSpec().getTemplate().getSpec().getTerminationGracePeriodSeconds()).isGreaterThanOrEqualTo(120);
+      }
+    }
+    for (Deployment d : ofType(objects, Deployment.class)) {
+      assertThat(d.getSpec().getSelector().getMatchLabels().entrySet())
+          .isSubsetOf(d.getSpec().getTemplate().getMetadata().getLabels().entrySet());
+      checkPod(d.getSpec().getTemplate().getSpec(), new HashSet<>(), configMaps);
+      podLabels.add(d.getSpec().getTemplate().getMetadata().getLabels());
+    }
+    for (Service svc : ofType(objects, Service.class)) {
+      Map<String, String> sel = svc.getSpec().getSelector();
+      assertThat(podLabels).as("pods selected by service %s", svc.getMetadata().getName())
+          .anyMatch(l -> l.entrySet().containsAll(sel.entrySet()));
+    }
+    for (PodDisruptionBudget pdb : ofType(objects, PodDisruptionBudget.class)) {
+      assertThat(pdb.getSpec().getMaxUnavailable().getIntVal()).isEqualTo(1);
+      Map<String, String> sel = pdb.getSpec().getSelector().getMatchLabels();
+      assertThat(podLabels).anyMatch(l -> l.entrySet().containsAll(sel.entrySet()));
+    }
+  }
+
+  /** What the API server or kubelet would refuse: mounts without volumes, missing ConfigMaps, probes. */
+  static void checkPod(PodSpec pod, Set<String> claimVolumes, Set<String> configMaps) {
+    Set<String> volumes = new HashSet<>(claimVolumes);
+    for (Volume v : pod.getVolumes()) {
+      assertThat(volumes.add(v.getName())).as("volume %s defined once", v.getName()).isTrue();
+      if (v.getConfigMap() != null) {
+        assertThat(configMaps).contains(v.getConfigMap().getName());
+      }
+    }
+    for (Container c : pod.getContainers()) {
+      for (VolumeMount m : c.getVolumeMounts()) {
+        assertThat(volumes).as("volume of mount %s", m.getMountPath()).contains(m.getName());
+      }
+      assertThat(c.getReadinessProbe().getHttpGet().getPath()).isEqualTo("/ready");
+      assertThat(c.getLivenessProbe().getHttpGet().getPath()).isEqualTo("/health");
+      assertThat(c.getResources().getRequests()).containsKeys("cpu", "memory");
+    }
+    assertThat(pod.getTerminationGracePeriodSeconds()).isGreaterThanOrEqualTo(60);
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"", MULTI_ZONE})
+  void ingesterPodNamesGivePartitionsZeroToNMinusOneInEveryZone(String values) {
+    List<HasMetadata> objects = objects(values.isEmpty() ? null : values);
+    List<StatefulSet> ingesters = ofType(objects, StatefulSet.class).stream()
+        .filter(s -> "ingester".equals(s.getMetadata().getLabels().get("app.kubernetes.io/component"))).toList();
+    assertThat(ingesters).hasSize(values.isEmpty() ? 1 : 3);
+    String config = ofType(objects, ConfigMap.class).stream().filter(c -> c.getMetadata().getName().endsWith("-config"))
+        .findFirst().orElseThrow().getData().get("weir.yaml");
+    Matcher m = Pattern.compile("auto-create-topic-default-partitions: (\\d+)").matcher(config);
+    assertThat(m.find()).isTrue();
+    int topicPartitions = Integer.parseInt(m.group(1));
+    for (StatefulSet s : ingesters) {
+      int n = s.getSpec().getReplicas();
+      Container c = s.getSpec().getTemplate().getSpec().getContainers().get(0);
+      assertThat(c.getArgs()).contains("--ingester.id=$(POD_NAME)");
+      assertThat(c.getEnv()).anyMatch(e -> e.getName().equals("POD_NAME")
+          && e.getValueFrom().getFieldRef().getFieldPath().equals("metadata.name"));
+      // A StatefulSet names its pods <name>-0 .. <name>-(n-1).
+      List<Integer> partitions = IntStream.range(0, n)
+          .mapToObj(i -> PartitionIds.fromInstanceId(s.getMetadata().getName() + "-" + i)).toList();
+      assertThat(partitions).isEqualTo(IntStream.range(0, n).boxed().toList());
+      assertThat(topicPartitions).isGreaterThanOrEqualTo(n);
+      assertThat(s.getMetadata().getName()).matches("weir-ingester-zone-[a-c]");
+    }
+  }
+
+  @Test
+  void wrongValuesAreRejected() {
+    Map<String, Object> wrong = new LinkedHashMap<>();
+    wrong.put("ingester.replicas", 0);
+    wrong.put("kafka.address", "no port here");
+    wrong.put("kafka.sasl.mechanism", "KERBEROS");
+    wrong.put("etcd.endpoints[0]", "etcd:2379");
+    wrong.put("ingester.zones[0].name", "Zone_A");
+    wrong.put("blockBuilder.consumeInterval", "an hour");
+    wrong.put("ingester.terminationGracePeriodSeconds", 5);
+    wrong.put("distributor.replica", 3);
+    wrong.put("runtimeOverrides.tenant-a.ingestion_rat", 5);
+    for (Map.Entry<String, Object> e : wrong.entrySet()) {
+      assertThatThrownBy(() -> template(null, Map.of(e.getKey(), e.getValue())))
+          .as("%s=%s", e.getKey(), e.getValue())
+          .hasMessageContaining("values don't meet the specifications of the schema");
+    }
+    assertThatThrownBy(() -> template(null, Map.of("ingester.replicas", 10)))
+        .hasMessageContaining("kafka.autoCreateTopicPartitions (3) must be at least ingester.replicas (10)");
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"", MULTI_ZONE})
+  void renderedConfigurationIsAcceptedByWeir(String values) throws Exception {
+    List<HasMetadata> objects = objects(values.isEmpty() ? null : values);
+    Map<String, String> files = new LinkedHashMap<>();
+    for (ConfigMap cm : ofType(objects, ConfigMap.class)) {
+      files.putAll(cm.getData());
+    }
+    Path config = Files.writeString(tmp.resolve("weir.yaml"), files.get("weir.yaml"));
+    Path runtime = Files.writeString(tmp.resolve("runtime.yaml"), files.get("runtime.yaml"));
+    List<Container> containers = new ArrayList<>();
+    ofType(objects, StatefulSet.class).forEach(s -> containers.addAll(s.getSpec().getTemplate().getSpec()
+        .getContainers()));
+    ofType(objects, Deployment.class).forEach(d -> containers.addAll(d.getSpec().getTemplate().getSpec()
+        .getContainers()));
+    assertThat(containers).hasSizeGreaterThanOrEqualTo(2);
+    for (Container c : containers) {
+      List<String> args = new ArrayList<>();
+      for (String a : c.getArgs()) {
+        args.add(a.replace("/etc/weir/config/weir.yaml", config.toString())
+            .replace("/etc/weir/runtime/runtime.yaml", runtime.toString())
+            .replace("$(POD_NAME)", "weir-" + c.getName() + "-zone-a-2").replace("$(POD_IP)", "10.0.0.1")
+            .replaceAll("\\$\\([A-Z_]+\\)", "from-secret"));
+      }
+      WeirConfig parsed = new WeirConfig.Flags(new FlagSet()).load(args.toArray(String[]::new));
+      assertThat(parsed.target()).isEqualTo(c.getName());
+      assertThat(parsed.ingest().enabled()).isTrue();
+      assertThat(parsed.ring().kv().store()).isEqualTo("etcd");
+      assertThat(parsed.runtimeConfig().file()).isEqualTo(runtime);
+      Overrides.load(runtime, Limits.DEFAULT);
+    }
+  }
+
+  @Test
+  void theReadmeListsEveryValue() throws Exception {
+    String readme = Files.readString(Repo.chart().resolve("README.md"));
+    List<String> missing = new ArrayList<>();
+    collectKeys("", yaml(Repo.chart().resolve("values.yaml")), missing, readme);
+    assertThat(missing).as("values not in deploy/helm/weir/README.md").isEmpty();
+  }
+
+  @SuppressWarnings("unchecked")
+  static void collectKeys(String prefix, Map<String, Object> map, List<String> missing, String readme) {
+    for (Map.Entry<String, Object> e : map.entrySet()) {
+      String key = prefix + e.getKey();
+      boolean leafLike = !(e.getValue() instanceof Map<?, ?> m) || m.isEmpty() || key.equals("blockBuilder.bucketVolume")
+          || key.endsWith(".resources") || key.equals("podSecurityContext");
+      if (leafLike) {
+        if (!readme.contains("`" + key + "`")) {
+          missing.add(key);
+        }
+      } else {
+        collectKeys(key + ".", (Map<String, Object>) e.getValue(), missing, readme);
+      }
+    }
+  }
+}
