@@ -39,7 +39,7 @@ public final class PrometheusProcess implements AutoCloseable {
   }
 
   /** Starts Prometheus with {@code config} on {@code port} and waits until it is ready. */
-  public static PrometheusProcess start(Path dir, int port, String config) throws Exception {
+  public static PrometheusProcess start(Path dir, int port, String config, String... extraArgs) throws Exception {
     Path bin = Path.of("/usr/bin/prometheus");
     if (!Files.isExecutable(bin)) {
       throw new IllegalStateException("/usr/bin/prometheus is missing: run bin/test (it installs Debian's prometheus)");
@@ -48,9 +48,11 @@ public final class PrometheusProcess implements AutoCloseable {
     Path cfg = dir.resolve("prometheus.yml");
     Files.writeString(cfg, config);
     Path log = dir.resolve("prometheus.log");
-    Process p = new ProcessBuilder(List.of(bin.toString(), "--config.file=" + cfg,
+    List<String> cmd = new java.util.ArrayList<>(List.of(bin.toString(), "--config.file=" + cfg,
         "--storage.tsdb.path=" + dir.resolve("data"), "--web.listen-address=127.0.0.1:" + port,
-        "--web.enable-lifecycle", "--log.level=info"))
+        "--web.enable-lifecycle", "--log.level=info"));
+    cmd.addAll(List.of(extraArgs));
+    Process p = new ProcessBuilder(cmd)
         .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
     PrometheusProcess prom = new PrometheusProcess(p, log, port);
     prom.awaitReady(Duration.ofSeconds(60));
@@ -74,6 +76,10 @@ public final class PrometheusProcess implements AutoCloseable {
       Thread.sleep(200);
     }
     throw new IllegalStateException("prometheus not ready after " + timeout + ":\n" + log());
+  }
+
+  public long pid() {
+    return process.pid();
   }
 
   public String url() {

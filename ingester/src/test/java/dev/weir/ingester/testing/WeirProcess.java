@@ -26,6 +26,7 @@ public final class WeirProcess implements AutoCloseable {
   private final int httpPort;
   private final int grpcPort;
   private Process process;
+  private List<String> jvmOptions = List.of("-Xmx512m", "-XX:+UseSerialGC");
 
   private WeirProcess(List<String> args, Path logFile, int httpPort, int grpcPort) {
     this.args = args;
@@ -46,6 +47,14 @@ public final class WeirProcess implements AutoCloseable {
 
   /** Starts Weir like {@link #start} but returns at once, without waiting for readiness. */
   public static WeirProcess launch(Path dir, String... extraArgs) throws Exception {
+    return launch(dir, null, extraArgs);
+  }
+
+  /**
+   * Like {@link #launch(Path, String...)} with these JVM options instead of the tests' small
+   * serial-GC heap (benchmarks pass the launcher's defaults).
+   */
+  public static WeirProcess launch(Path dir, List<String> jvmOptions, String... extraArgs) throws Exception {
     java.nio.file.Files.createDirectories(dir);
     int http = Ports.free();
     int grpc = Ports.free();
@@ -58,13 +67,16 @@ public final class WeirProcess implements AutoCloseable {
     args.add("--server.graceful-shutdown-timeout=5s");
     args.addAll(List.of(extraArgs));
     WeirProcess p = new WeirProcess(args, dir.resolve("weir.log"), http, grpc);
+    if (jvmOptions != null) {
+      p.jvmOptions = List.copyOf(jvmOptions);
+    }
     p.launch();
     return p;
   }
 
   /** Runs the binary with arguments to completion (for --help, bad flags) and returns it. */
   public static Process runToExit(Path dir, String... args) throws Exception {
-    List<String> cmd = javaCommand();
+    List<String> cmd = javaCommand(List.of("-Xmx512m", "-XX:+UseSerialGC"));
     cmd.addAll(List.of(args));
     Process p = new ProcessBuilder(cmd).directory(dir.toFile()).start();
     if (!p.waitFor(60, TimeUnit.SECONDS)) {
@@ -74,18 +86,17 @@ public final class WeirProcess implements AutoCloseable {
     return p;
   }
 
-  private static List<String> javaCommand() {
+  private static List<String> javaCommand(List<String> jvmOptions) {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    cmd.add("-Xmx512m");
-    cmd.add("-XX:+UseSerialGC");
+    cmd.addAll(jvmOptions);
     cmd.add("-jar");
     cmd.add(RepoPaths.weirJar().toString());
     return cmd;
   }
 
   private void launch() throws IOException {
-    List<String> cmd = javaCommand();
+    List<String> cmd = javaCommand(jvmOptions);
     cmd.addAll(args);
     process = new ProcessBuilder(cmd)
         .redirectErrorStream(true)
@@ -155,6 +166,11 @@ public final class WeirProcess implements AutoCloseable {
       }
     }
     return Double.NaN;
+  }
+
+  /** The OS process ID (for CPU and RSS readings). */
+  public long pid() {
+    return process.pid();
   }
 
   public boolean isAlive() {

@@ -1,0 +1,558 @@
+package dev.weir.ingester.bench;
+
+import dev.weir.ingester.testing.Ports;
+import dev.weir.ingester.testing.PrometheusProcess;
+import dev.weir.ingester.testing.WeirProcess;
+import dev.weir.proto.prompb.Label;
+import dev.weir.proto.prompb.Sample;
+import dev.weir.proto.prompb.TimeSeries;
+import dev.weir.proto.prompb.WriteRequest;
+import dev.weir.storage.ingest.KafkaConfig;
+import dev.weir.storage.ingest.Writer;
+import dev.weir.storage.ingest.WriterMetrics;
+import dev.weir.storage.testing.KafkaBroker;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.xerial.snappy.Snappy;
+
+/**
+ * The side-by-side benchmark ({@code bin/bench compare}): in one run on this machine,
+ *
+ * <ol>
+ *   <li>HTTP remote write into Weir (classic mode, launcher defaults), Prometheus 2.42 and
+ *       VictoriaMetrics 1.79, the same pre-encoded requests at the same concurrency;
+ *   <li>RSS per active series after a million series, for the same three;
+ *   <li>WAL replay and start-up of Weir's million-series head;
+ *   <li>Kafka catch-up of a ≥1 GB one-partition backlog: Kafka's own consumer performance tool,
+ *       Weir's pipelined reader, and Weir's sequential loop;
+ *   <li>end-to-end latency in Kafka mode (push → visible in a query) at half the sustainable load.
+ * </ol>
+ *
+ * Prints every measurement and the ratios; the table in docs/benchmarks.md is copied from it.
+ * Options: {@code series=100000 samples=40 connections=4 memorySeries=1000000 kafkaMb=1024
+ * only=rw,mem,kafka,e2e}.
+ */
+public final class CompareRunner {
+  static final List<String> LAUNCHER_JVM = List.of("-XX:+UseG1GC", "-Xms64m", "-XX:MaxRAMPercentage=50",
+      "-XX:+ExitOnOutOfMemoryError");
+  static final int PER_REQUEST = 2_000;
+  static final long STEP = 15_000;
+
+  final Map<String, String> opts = new LinkedHashMap<>();
+  final List<String> report = new ArrayList<>();
+  final Map<String, Double> values = new LinkedHashMap<>();
+  Path work;
+
+  public static void main(String[] args) throws Exception {
+    CompareRunner r = new CompareRunner();
+    for (String a : args) {
+      String[] kv = a.split("=", 2);
+      r.opts.put(kv[0], kv.length > 1 ? kv[1] : "true");
+    }
+    r.run();
+  }
+
+  int opt(String k, int def) {
+    return opts.containsKey(k) ? Integer.parseInt(opts.get(k)) : def;
+  }
+
+  boolean phase(String p) {
+    return !opts.containsKey("only") || Arrays.asList(opts.get("only").split(",")).contains(p);
+  }
+
+  void out(String line) {
+    System.out.println(line);
+    report.add(line);
+  }
+
+  void run() throws Exception {
+    work = Files.createTempDirectory("weir-bench");
+    out("# Weir side-by-side benchmark, " + LocalDate.now() + ", " + Runtime.getRuntime().availableProcessors()
+        + " CPUs, work dir " + work);
+    if (phase("rw")) {
+      remoteWrite();
+    }
+    if (phase("mem")) {
+      memory();
+    }
+    if (phase("kafka")) {
+      kafkaCatchUp();
+    }
+    if (phase("e2e")) {
+      endToEnd();
+    }
+    out("");
+    out("## Ratios");
+    ratio("remote write samples/s, Weir / Prometheus", "rw.weir.samples_per_s", "rw.prometheus.samples_per_s");
+    ratio("remote write samples/s, Weir / VictoriaMetrics", "rw.weir.samples_per_s", "rw.victoria.samples_per_s");
+    ratio("remote write CPU-µs/sample, Weir / Prometheus", "rw.weir.cpu_us", "rw.prometheus.cpu_us");
+    ratio("remote write CPU-µs/sample, Weir / VictoriaMetrics", "rw.weir.cpu_us", "rw.victoria.cpu_us");
+    ratio("RSS bytes/series, Weir / Prometheus", "mem.weir.bytes_per_series", "mem.prometheus.bytes_per_series");
+    ratio("RSS bytes/series, Weir / VictoriaMetrics", "mem.weir.bytes_per_series", "mem.victoria.bytes_per_series");
+    ratio("Kafka catch-up MB/s, Weir / Kafka's consumer tool", "kafka.weir.mb_per_s", "kafka.tool.mb_per_s");
+    ratio("Kafka catch-up MB/s, Weir / Weir sequential", "kafka.weir.mb_per_s", "kafka.sequential.mb_per_s");
+  }
+
+  void ratio(String what, String a, String b) {
+    Double x = values.get(a);
+    Double y = values.get(b);
+    if (x != null && y != null && y > 0) {
+      out(String.format("%-55s %6.2f", what, x / y));
+    }
+  }
+
+  void value(String key, double v) {
+    values.put(key, v);
+  }
+
+  // ---------------------------------------------------------------- remote write
+
+  /** A system under test that takes remote write. */
+  interface Target extends AutoCloseable {
+    String pushUrl();
+
+    long pid();
+  }
+
+  Target start(String system, String name) throws Exception {
+    Path dir = work.resolve(name);
+    Files.createDirectories(dir);
+    switch (system) {
+      case "weir" -> {
+        WeirProcess w = WeirProcess.launch(dir, LAUNCHER_JVM, "--auth.multitenancy-enabled=false",
+            "--distributor.max-series-per-request=1000000");
+        w.awaitReady(Duration.ofMinutes(5));
+        return new Target() {
+          public String pushUrl() {
+            return w.httpUrl() + "/api/v1/push";
+          }
+
+          public long pid() {
+            return w.pid();
+          }
+
+          public void close() throws Exception {
+            w.close();
+          }
+        };
+      }
+      case "prometheus" -> {
+        PrometheusProcess p = PrometheusProcess.start(dir, Ports.free(), "global: {scrape_interval: 1h}\n",
+            "--web.enable-remote-write-receiver", "--storage.tsdb.retention.time=30d");
+        return new Target() {
+          public String pushUrl() {
+            return p.url() + "/api/v1/write";
+          }
+
+          public long pid() {
+            return p.pid();
+          }
+
+          public void close() throws Exception {
+            p.close();
+          }
+        };
+      }
+      case "victoria" -> {
+        int port = Ports.free();
+        Process p = new ProcessBuilder("/usr/bin/victoria-metrics", "-storageDataPath=" + dir.resolve("data"),
+            "-httpListenAddr=127.0.0.1:" + port, "-retentionPeriod=100y", "-loggerLevel=ERROR")
+            .redirectErrorStream(true).redirectOutput(dir.resolve("vm.log").toFile()).start();
+        HttpClient c = HttpClient.newHttpClient();
+        Instant deadline = Instant.now().plusSeconds(60);
+        while (true) {
+          try {
+            if (c.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/health")).build(),
+                HttpResponse.BodyHandlers.ofString()).statusCode() == 200) {
+              break;
+            }
+          } catch (IOException e) {
+            if (Instant.now().isAfter(deadline)) {
+              throw new IllegalStateException("victoria-metrics did not start: " + Files.readString(dir.resolve("vm.log")));
+            }
+          }
+          Thread.sleep(100);
+        }
+        return new Target() {
+          public String pushUrl() {
+            return "http://127.0.0.1:" + port + "/api/v1/write";
+          }
+
+          public long pid() {
+            return p.pid();
+          }
+
+          public void close() throws Exception {
+            p.destroy();
+            if (!p.waitFor(60, TimeUnit.SECONDS)) {
+              p.destroyForcibly().waitFor();
+            }
+          }
+        };
+      }
+      default -> throw new IllegalArgumentException(system);
+    }
+  }
+
+  /** Snappy bodies per connection, in send order (each connection owns whole series blocks, rounds in order). */
+  static List<List<byte[]>> bodies(BenchData data, int rounds, int connections, long t0) throws IOException {
+    List<List<byte[]>> out = new ArrayList<>();
+    for (int c = 0; c < connections; c++) {
+      out.add(new ArrayList<>());
+    }
+    int blocks = (data.series() + PER_REQUEST - 1) / PER_REQUEST;
+    for (int round = 0; round < rounds; round++) {
+      for (int b = 0; b < blocks; b++) {
+        int from = b * PER_REQUEST;
+        byte[] raw = data.request(from, Math.min(data.series(), from + PER_REQUEST), t0 + round * STEP, round)
+            .toByteArray();
+        out.get(b % connections).add(Snappy.compress(raw));
+      }
+    }
+    return out;
+  }
+
+  /** Result of sending bodies: wall seconds, request latencies (ms), failures. */
+  record Load(double seconds, double[] latenciesMs, long failures, long samples) {}
+
+  static Load send(String url, List<List<byte[]>> perConnection, int fromIndex, int toIndex, long samplesPerBody)
+      throws Exception {
+    ConcurrentLinkedQueue<Double> lat = new ConcurrentLinkedQueue<>();
+    AtomicLong failures = new AtomicLong();
+    AtomicLong samples = new AtomicLong();
+    List<Thread> threads = new ArrayList<>();
+    long start = System.nanoTime();
+    for (List<byte[]> mine : perConnection) {
+      Thread t = new Thread(() -> {
+        HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+        int to = Math.min(toIndex, mine.size());
+        for (int i = fromIndex; i < to; i++) {
+          HttpRequest req = HttpRequest.newBuilder(URI.create(url)).header("Content-Encoding", "snappy")
+              .header("Content-Type", "application/x-protobuf").header("X-Prometheus-Remote-Write-Version", "0.1.0")
+              .POST(HttpRequest.BodyPublishers.ofByteArray(mine.get(i))).build();
+          long s = System.nanoTime();
+          try {
+            int code = client.send(req, HttpResponse.BodyHandlers.discarding()).statusCode();
+            if (code / 100 != 2) {
+              failures.incrementAndGet();
+            } else {
+              samples.addAndGet(samplesPerBody);
+            }
+          } catch (Exception e) {
+            failures.incrementAndGet();
+          }
+          lat.add((System.nanoTime() - s) / 1e6);
+        }
+      });
+      threads.add(t);
+      t.start();
+    }
+    for (Thread t : threads) {
+      t.join();
+    }
+    double secs = (System.nanoTime() - start) / 1e9;
+    return new Load(secs, lat.stream().mapToDouble(Double::doubleValue).sorted().toArray(), failures.get(),
+        samples.get());
+  }
+
+  static double pct(double[] sorted, double p) {
+    if (sorted.length == 0) {
+      return Double.NaN;
+    }
+    return sorted[Math.min(sorted.length - 1, (int) Math.ceil(p * sorted.length) - 1)];
+  }
+
+  void remoteWrite() throws Exception {
+    int series = opt("series", 100_000);
+    int samples = opt("samples", 40);
+    int connections = opt("connections", 4);
+    int warm = 3;
+    out("");
+    out("## HTTP remote write: " + series + " series x " + samples + " samples, " + PER_REQUEST
+        + " series/request, " + connections + " connections (first " + warm + " rounds are warm-up)");
+    BenchData data = new BenchData(series, 1);
+    long t0 = (System.currentTimeMillis() / STEP) * STEP - (samples + 1) * STEP;
+    List<List<byte[]>> bodies = bodies(data, samples, connections, t0);
+    int blocks = (series + PER_REQUEST - 1) / PER_REQUEST;
+    int warmPerConn = (int) Math.ceil((double) warm * blocks / connections);
+    long bytes = bodies.stream().flatMap(List::stream).mapToLong(b -> b.length).sum();
+    out(String.format("requests: %d, %.1f MB snappy (%.0f B/sample)", blocks * samples, bytes / 1e6,
+        (double) bytes / ((long) series * samples)));
+    out(String.format("%-12s %12s %10s %10s %10s %10s %8s", "system", "samples/s", "CPU-µs/smp", "p50 ms",
+        "p99 ms", "RSS MB", "errors"));
+    for (String system : List.of("weir", "prometheus", "victoria")) {
+      try (Target t = start(system, "rw-" + system)) {
+        send(t.pushUrl(), bodies, 0, warmPerConn, PER_REQUEST);
+        double cpu0 = ProcStats.cpuSeconds(t.pid());
+        Load l = send(t.pushUrl(), bodies, warmPerConn, Integer.MAX_VALUE, PER_REQUEST);
+        double cpu = ProcStats.cpuSeconds(t.pid()) - cpu0;
+        double rate = l.samples() / l.seconds();
+        double cpuUs = cpu / Math.max(1, l.samples()) * 1e6;
+        value("rw." + system + ".samples_per_s", rate);
+        value("rw." + system + ".cpu_us", cpuUs);
+        out(String.format("%-12s %12.0f %10.2f %10.1f %10.1f %10.0f %8d", system, rate, cpuUs,
+            pct(l.latenciesMs(), 0.5), pct(l.latenciesMs(), 0.99), ProcStats.rssBytes(t.pid()) / 1e6, l.failures()));
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- memory
+
+  void memory() throws Exception {
+    int series = opt("memorySeries", 1_000_000);
+    int connections = opt("connections", 4);
+    out("");
+    out("## RSS per active series: " + series + " series x 2 samples, then 15 s idle");
+    BenchData data = new BenchData(series, 2);
+    long t0 = (System.currentTimeMillis() / STEP) * STEP - 3 * STEP;
+    List<List<byte[]>> bodies = bodies(data, 2, connections, t0);
+    out(String.format("%-12s %12s %14s %12s", "system", "RSS MB", "bytes/series", "ingest s"));
+    for (String system : List.of("weir", "prometheus", "victoria")) {
+      Target t = start(system, "mem-" + system);
+      try {
+        long base = ProcStats.rssBytes(t.pid());
+        Load l = send(t.pushUrl(), bodies, 0, Integer.MAX_VALUE, PER_REQUEST);
+        Thread.sleep(15_000);
+        long rss = ProcStats.rssBytes(t.pid());
+        value("mem." + system + ".bytes_per_series", (double) rss / series);
+        out(String.format("%-12s %12.0f %14.0f %12.1f   (idle RSS before: %.0f MB, errors %d)", system, rss / 1e6,
+            (double) rss / series, l.seconds(), base / 1e6, l.failures()));
+        if (system.equals("weir")) {
+          replay(t, series);
+        }
+      } finally {
+        t.close();
+      }
+    }
+  }
+
+  /** Restarts the million-series Weir after kill -9 and times the WAL replay and start-up. */
+  void replay(Target t, int series) throws Exception {
+    Path dir = work.resolve("mem-weir");
+    long pid = t.pid();
+    new ProcessBuilder("kill", "-9", String.valueOf(pid)).start().waitFor();
+    Thread.sleep(500);
+    long start = System.nanoTime();
+    WeirProcess w = WeirProcess.launch(dir.resolve("restart"), LAUNCHER_JVM, "--auth.multitenancy-enabled=false",
+        "--ingester.data-dir=" + dir.resolve("data"));
+    try {
+      w.awaitReady(Duration.ofMinutes(10));
+      double secs = (System.nanoTime() - start) / 1e9;
+      Matcher m = Pattern.compile("WAL replayed.*samples=(\\d+) seconds=([0-9.]+) samples_per_s=(\\d+)")
+          .matcher(w.log());
+      String replay = m.find() ? m.group(1) + " samples in " + m.group(2) + " s (" + m.group(3) + " samples/s)" : "?";
+      out(String.format("weir restart after kill -9 with %d series: ready in %.1f s; WAL replay %s", series, secs,
+          replay));
+    } finally {
+      w.close();
+    }
+  }
+
+  // ---------------------------------------------------------------- Kafka catch-up
+
+  void kafkaCatchUp() throws Exception {
+    int mb = opt("kafkaMb", 1024);
+    out("");
+    out("## Kafka catch-up: " + mb + " MB backlog in one partition");
+    try (KafkaBroker broker = KafkaBroker.start(work.resolve("kafka"))) {
+      String topic = "bench";
+      broker.createTopic(topic, 1);
+      BenchData data = new BenchData(100_000, 3);
+      KafkaConfig cfg = KafkaConfig.defaults(broker.bootstrap(), topic, "producer");
+      long bytes = 0;
+      long samples = 0;
+      int records = 0;
+      long t0 = (System.currentTimeMillis() / STEP) * STEP - 3_600_000;
+      try (Writer w = new Writer(cfg, WriterMetrics.noop())) {
+        for (int round = 0; bytes < mb * 1_000_000L; round++) {
+          for (int from = 0; from < data.series() && bytes < mb * 1_000_000L; from += PER_REQUEST) {
+            WriteRequest req = data.request(from, from + PER_REQUEST, t0 + round * 1_000L, round);
+            w.write("bench", Map.of(0, req));
+            bytes += req.getSerializedSize();
+            samples += PER_REQUEST;
+            records++;
+          }
+        }
+      }
+      out(String.format("backlog: %d records, %.0f MB, %d samples (%.0f B/sample)", records, bytes / 1e6, samples,
+          (double) bytes / samples));
+      out(String.format("%-24s %10s %12s %10s %12s %12s", "consumer", "MB/s", "samples/s", "CPU s", "peak RSS MB",
+          "seconds"));
+      String tool = broker.run(List.of("org.apache.kafka.tools.ConsumerPerformance", "--bootstrap-server",
+          broker.bootstrap(), "--topic", topic, "--messages", String.valueOf(records), "--timeout", "120000",
+          "--group", "perf-" + System.nanoTime()), 300);
+      double toolMb = parseToolMbPerSec(tool);
+      value("kafka.tool.mb_per_s", toolMb);
+      out(String.format("%-24s %10.1f %12.0f %10s %12s %12.1f", "kafka-consumer-perf-test", toolMb,
+          toolMb * 1e6 / ((double) bytes / samples), "-", "-", bytes / 1e6 / toolMb));
+      for (String[] variant : List.of(new String[] {"weir", "8"}, new String[] {"sequential", "0"})) {
+        Path dir = work.resolve("kafka-" + variant[0]);
+        WeirProcess w = WeirProcess.launch(dir, LAUNCHER_JVM, "--target=ingester", "--ingester.id=ingester-0",
+            "--ingest-storage.enabled=true", "--ingest-storage.kafka.address=" + broker.bootstrap(),
+            "--ingest-storage.kafka.topic=" + topic, "--ingest-storage.kafka.consume-from-position-at-startup=start",
+            "--ingest-storage.kafka.ingestion-concurrency-max=" + variant[1], "--auth.multitenancy-enabled=false",
+            "--ingester.partition-ring.min-partition-owners-duration=0s");
+        try {
+          double cpuStart = Double.NaN;
+          long peakRss = 0;
+          Instant deadline = Instant.now().plus(Duration.ofMinutes(15));
+          while (Instant.now().isBefore(deadline)) {
+            String log = w.log();
+            if (Double.isNaN(cpuStart) && log.contains("partition reader starting")) {
+              cpuStart = ProcStats.cpuSeconds(w.pid());
+            }
+            peakRss = Math.max(peakRss, ProcStats.rssBytes(w.pid()));
+            if (log.contains("partition reader caught up")) {
+              break;
+            }
+            Thread.sleep(20);
+          }
+          double cpu = ProcStats.cpuSeconds(w.pid()) - cpuStart;
+          double secs = between(w.log(), "partition reader starting", "partition reader caught up");
+          double mbps = bytes / 1e6 / secs;
+          value("kafka." + variant[0] + ".mb_per_s", mbps);
+          out(String.format("%-24s %10.1f %12.0f %10.1f %12.0f %12.1f", "weir " + (variant[1].equals("0")
+              ? "sequential (concurrency 0)" : "pipelined (concurrency 8)"), mbps, samples / secs, cpu,
+              peakRss / 1e6, secs));
+        } finally {
+          w.close();
+        }
+      }
+    }
+  }
+
+  static double parseToolMbPerSec(String out) {
+    // start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, ...
+    for (String line : out.split("\n")) {
+      String[] f = line.split(",\\s*");
+      if (f.length >= 6 && f[0].matches("\\d{4}-.*")) {
+        return Double.parseDouble(f[3]);
+      }
+    }
+    throw new IllegalStateException("cannot parse kafka-consumer-perf-test output:\n" + out);
+  }
+
+  /** Seconds between the timestamps of the first log lines containing {@code a} and {@code b}. */
+  static double between(String log, String a, String b) {
+    return (ts(log, b).toEpochMilli() - ts(log, a).toEpochMilli()) / 1000.0;
+  }
+
+  static Instant ts(String log, String needle) {
+    for (String line : log.split("\n")) {
+      if (line.contains(needle)) {
+        Matcher m = Pattern.compile("ts=(\\S+)").matcher(line);
+        if (m.find()) {
+          return Instant.parse(m.group(1));
+        }
+      }
+    }
+    throw new IllegalStateException("no log line with " + needle);
+  }
+
+  // ---------------------------------------------------------------- end to end
+
+  void endToEnd() throws Exception {
+    int connections = opt("connections", 4);
+    out("");
+    out("## End-to-end latency, Kafka mode (push to the distributor → visible in a query on the ingester)");
+    try (KafkaBroker broker = KafkaBroker.start(work.resolve("kafka-e2e"))) {
+      broker.createTopic("e2e", 1);
+      WeirProcess w = WeirProcess.launch(work.resolve("e2e"), LAUNCHER_JVM, "--ingest-storage.enabled=true",
+          "--ingest-storage.kafka.address=" + broker.bootstrap(), "--ingest-storage.kafka.topic=e2e",
+          "--ingester.id=ingester-0", "--auth.multitenancy-enabled=false",
+          "--ingester.partition-ring.min-partition-owners-duration=0s");
+      try {
+        w.awaitReady(Duration.ofMinutes(2));
+        String push = w.httpUrl() + "/api/v1/push";
+        BenchData data = new BenchData(20_000, 4);
+        long t0 = (System.currentTimeMillis() / STEP) * STEP - 400 * STEP;
+        List<List<byte[]>> bodies = bodies(data, 200, connections, t0);
+        // Sustainable load: as fast as it goes for the first part of the data.
+        Load max = send(push, bodies, 0, 250, PER_REQUEST);
+        double sustainable = max.samples() / max.seconds();
+        double target = sustainable / 2;
+        out(String.format("sustainable: %.0f samples/s (%d errors); probing at %.0f samples/s", sustainable,
+            max.failures(), target));
+        // Half load in the background, paced, while probes measure push → visible.
+        List<byte[]> rest = new ArrayList<>();
+        for (List<byte[]> c : bodies) {
+          rest.addAll(c.subList(Math.min(250, c.size()), c.size()));
+        }
+        Thread load = new Thread(() -> {
+          HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+          long start = System.nanoTime();
+          long sent = 0;
+          for (byte[] body : rest) {
+            long due = start + (long) (sent / target * 1e9);
+            long wait = due - System.nanoTime();
+            if (wait > 0) {
+              try {
+                Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000));
+              } catch (InterruptedException e) {
+                return;
+              }
+            }
+            try {
+              client.send(HttpRequest.newBuilder(URI.create(push)).header("Content-Encoding", "snappy")
+                  .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build(), HttpResponse.BodyHandlers.discarding());
+            } catch (Exception e) {
+              return;
+            }
+            sent += PER_REQUEST;
+          }
+        });
+        load.setDaemon(true);
+        load.start();
+        HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+        List<Double> lat = new ArrayList<>();
+        for (int i = 0; i < 200 && load.isAlive(); i++) {
+          long now = System.currentTimeMillis();
+          WriteRequest probe = WriteRequest.newBuilder().addTimeseries(TimeSeries.newBuilder()
+              .addLabels(Label.newBuilder().setName("__name__").setValue("e2e_probe"))
+              .addLabels(Label.newBuilder().setName("seq").setValue(String.valueOf(i)))
+              .addSamples(Sample.newBuilder().setTimestamp(now).setValue(i))).build();
+          long s = System.nanoTime();
+          client.send(HttpRequest.newBuilder(URI.create(push)).header("Content-Encoding", "snappy")
+              .POST(HttpRequest.BodyPublishers.ofByteArray(Snappy.compress(probe.toByteArray()))).build(),
+              HttpResponse.BodyHandlers.discarding());
+          String q = w.httpUrl() + "/api/v1/series?match[]=e2e_probe%7Bseq%3D%22" + i + "%22%7D";
+          while (true) {
+            String body = client.send(HttpRequest.newBuilder(URI.create(q)).build(),
+                HttpResponse.BodyHandlers.ofString()).body();
+            if (body.contains("\"seq\"")) {
+              break;
+            }
+            Thread.sleep(1);
+          }
+          lat.add((System.nanoTime() - s) / 1e6);
+          Thread.sleep(50);
+        }
+        load.interrupt();
+        double[] sorted = lat.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+        value("e2e.p99_ms", pct(sorted, 0.99));
+        out(String.format("probes: %d, p50 %.1f ms, p99 %.1f ms, max %.1f ms", sorted.length, pct(sorted, 0.5),
+            pct(sorted, 0.99), sorted.length > 0 ? sorted[sorted.length - 1] : Double.NaN));
+      } finally {
+        w.close();
+      }
+    }
+  }
+}
