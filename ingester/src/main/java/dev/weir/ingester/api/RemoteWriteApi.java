@@ -4,10 +4,9 @@ import dev.weir.ingester.push.PushHandler;
 import dev.weir.ingester.server.HttpExchange;
 import dev.weir.ingester.server.HttpRouter;
 import dev.weir.ingester.server.Tenants;
-import dev.weir.proto.prompb.TimeSeries;
-import dev.weir.proto.prompb.WriteRequest;
 import dev.weir.storage.errors.ClientErrorException;
-import com.google.protobuf.InvalidProtocolBufferException;
+import dev.weir.storage.wire.WireBatch;
+import dev.weir.storage.wire.WireFormatException;
 import java.io.IOException;
 import java.util.Locale;
 import java.util.Set;
@@ -50,16 +49,13 @@ public final class RemoteWriteApi {
       throw new ClientErrorException("unsupported_protocol", "remote write 2.0 is not supported: send remote write"
           + " 1.0 (prometheus.WriteRequest)", 415);
     }
-    WriteRequest request = decode(ex.bodyBytes());
-    int series = request.getTimeseriesCount();
+    WireBatch request = decode(ex.bodyBytes());
+    int series = request.size();
     if (series > limits.maxSeriesPerRequest()) {
       throw new ClientErrorException("request_too_large", "the request has " + series + " series, more than the"
           + " limit of " + limits.maxSeriesPerRequest() + " (--distributor.max-series-per-request)", 413);
     }
-    long samples = 0;
-    for (TimeSeries ts : request.getTimeseriesList()) {
-      samples += ts.getSamplesCount() + ts.getHistogramsCount();
-    }
+    long samples = request.samples();
     if (samples > limits.maxSamplesPerRequest()) {
       throw new ClientErrorException("request_too_large", "the request has " + samples + " samples, more than the"
           + " limit of " + limits.maxSamplesPerRequest() + " (--distributor.max-samples-per-request)", 413);
@@ -69,7 +65,7 @@ public final class RemoteWriteApi {
   }
 
   /** Snappy block format, then protobuf; sizes checked before allocating. */
-  WriteRequest decode(byte[] body) {
+  WireBatch decode(byte[] body) {
     int declared;
     try {
       declared = Snappy.uncompressedLength(body);
@@ -87,8 +83,10 @@ public final class RemoteWriteApi {
       throw new ClientErrorException("bad_data", "the snappy body is corrupt or truncated: " + e.getMessage());
     }
     try {
-      return WriteRequest.parseFrom(raw);
-    } catch (InvalidProtocolBufferException e) {
+      // Labels and samples are checked as the ingester reads them (a broken series refuses
+      // the whole request before anything is stored), so the bytes are walked once.
+      return WireBatch.scan(raw);
+    } catch (WireFormatException e) {
       throw new ClientErrorException("bad_data", "the body is not a remote write request (prometheus.WriteRequest): "
           + e.getMessage());
     }

@@ -34,7 +34,7 @@ public record IngestStorageConfig(boolean enabled, KafkaConfig kafka, boolean pu
         ingesterId, kafka.commitInterval(), kafka.startPosition(), kafka.startTimestampMillis(),
         kafka.maxLagAtStartup(), kafka.maxRecordSizeBytes(), kafka.autoCreateTopic(), kafka.autoCreatePartitions(),
         kafka.ingestionConcurrency(), kafka.batchSize(), kafka.maxBufferedBytes(), kafka.deadLetterTopic(),
-        kafka.preferOffsetFile(), kafka.security());
+        kafka.preferOffsetFile(), kafka.security(), kafka.fetchConcurrency());
   }
 
   /** Flag definitions for {@link IngestStorageConfig}. */
@@ -54,6 +54,7 @@ public record IngestStorageConfig(boolean enabled, KafkaConfig kafka, boolean pu
     private final Flag<Boolean> autoCreate;
     private final Flag<Integer> autoCreatePartitions;
     private final Flag<Integer> concurrency;
+    private final Flag<Integer> fetchConcurrency;
     private final Flag<Integer> batchSize;
     private final Flag<Long> maxBuffered;
     private final Flag<String> deadLetter;
@@ -96,7 +97,11 @@ public record IngestStorageConfig(boolean enabled, KafkaConfig kafka, boolean pu
       autoCreatePartitions = fs.integer(k + "auto-create-topic-default-partitions", 128,
           "Partitions of an auto-created topic (at least the number of ingester IDs per zone).");
       concurrency = fs.integer(k + "ingestion-concurrency-max", 8, "Shard workers appending consumed series to"
-          + " storage (records are also decoded this concurrently); 0 consumes in one sequential loop.");
+          + " storage, at most one per CPU (records are also decoded this concurrently); 0 consumes in one"
+          + " sequential loop.");
+      fetchConcurrency = fs.integer(k + "fetch-concurrency-max", 0, "Consumers fetching consecutive ranges of the"
+          + " partition in parallel while the reader is far behind (start-up catch-up), handed over in offset"
+          + " order; 0 or 1 fetches with one consumer. Helps when fetch latency, not processing, limits catch-up.");
       batchSize = fs.integer(k + "ingestion-concurrency-batch-size", 150,
           "Series per append call of a shard worker.");
       maxBuffered = fs.int64(k + "max-buffered-bytes", 100L << 20, "Record bytes in the reader's pipeline before"
@@ -127,6 +132,9 @@ public record IngestStorageConfig(boolean enabled, KafkaConfig kafka, boolean pu
       if (concurrency.get() < 0 || concurrency.get() > 256) {
         throw new ConfigException("ingest-storage.kafka.ingestion-concurrency-max must be in [0, 256]");
       }
+      if (fetchConcurrency.get() < 0 || fetchConcurrency.get() > 64) {
+        throw new ConfigException("ingest-storage.kafka.fetch-concurrency-max must be in [0, 64]");
+      }
       if (batchSize.get() < 1) {
         throw new ConfigException("ingest-storage.kafka.ingestion-concurrency-batch-size must be at least 1");
       }
@@ -154,7 +162,7 @@ public record IngestStorageConfig(boolean enabled, KafkaConfig kafka, boolean pu
           writeTimeout.get(), group.get(), commitInterval.get(), startPosition.get(), startTimestamp.get(), maxLag.get(),
           maxRecordSize.get(), autoCreate.get(), autoCreatePartitions.get(), concurrency.get(), batchSize.get(),
           maxBuffered.get(), deadLetter.get(), preferFile.get(), new KafkaSecurity(saslMechanism.get(),
-          saslUsername.get(), saslPassword.get(), tls.get(), tlsCa.get()));
+          saslUsername.get(), saslPassword.get(), tls.get(), tlsCa.get()), fetchConcurrency.get());
       boolean push = enabled.get() ? pushGrpc.isSet() && pushGrpc.get() : pushGrpc.get();
       return new IngestStorageConfig(enabled.get(), kafka, push, minOwners.get(), minOwnersDuration.get(),
           strongTimeout.get());

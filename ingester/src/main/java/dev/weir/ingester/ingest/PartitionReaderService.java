@@ -2,11 +2,14 @@ package dev.weir.ingester.ingest;
 
 import dev.weir.ingester.lifecycle.Service;
 import dev.weir.ingester.push.Ingester;
+import dev.weir.proto.prompb.WriteRequest;
 import dev.weir.storage.errors.ServerErrorException;
 import dev.weir.storage.ingest.KafkaConfig;
 import dev.weir.storage.ingest.PartitionReader;
+import dev.weir.storage.ingest.Pusher;
 import dev.weir.storage.ingest.ReaderMetrics;
 import dev.weir.storage.ingest.Writer;
+import dev.weir.storage.wire.WireBatch;
 import java.time.Duration;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
@@ -33,7 +36,17 @@ public final class PartitionReaderService implements Service, ReadConsistency {
     this.strongTimeout = strongTimeout;
     this.stopTimeout = stopTimeout;
     this.reader = new PartitionReader(kafka, partition, ingester.dataDir(),
-        (tenant, req) -> ingester.push(tenant, req, false), ingester.tsdb()::sync, metrics, clock);
+        new Pusher() {
+          @Override
+          public void push(String tenant, WriteRequest request) {
+            ingester.push(tenant, request, false);
+          }
+
+          @Override
+          public void push(String tenant, WireBatch batch) {
+            ingester.push(tenant, batch, false);
+          }
+        }, ingester.tsdb()::sync, metrics, clock);
     reader.onCaughtUp(onCaughtUp);
   }
 

@@ -16,6 +16,9 @@ import dev.weir.storage.tsdb.head.SeriesChunks;
 import dev.weir.storage.tsdb.head.TenantHead;
 import dev.weir.storage.tsdb.labels.Labels;
 import dev.weir.storage.tsdb.labels.Matcher;
+import dev.weir.storage.wire.WireBatch;
+import dev.weir.storage.wire.WireFormatException;
+import dev.weir.storage.wire.WireSeries;
 import java.nio.file.Files;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -146,10 +149,93 @@ public final class Ingester implements Service, PushHandler {
         app.add(series, s.getTimestamp(), s.getValue());
       }
     }
-    CommitResult r = app.commit(durable);
-    if (request.getMetadataCount() > 0) {
+    finish(tenant, app.commit(durable), request.getMetadataList(), errors);
+  }
+
+  @Override
+  public void push(String tenant, WireBatch batch) {
+    push(tenant, batch, tsdb.fsyncOnCommit());
+  }
+
+  /**
+   * {@link #push(String, WriteRequest, boolean)} for series still in their protobuf bytes, with
+   * the same checks and results. A series that already exists is found by its label bytes
+   * ({@link WireSeries#key()}): no String or label object is built for it. Its labels passed
+   * every check when it was created, so only the limits that may have been lowered since (label
+   * count and lengths) are checked again; new series, non-ASCII or unsorted labels take the
+   * full validation.
+   */
+  public void push(String tenant, WireBatch batch, boolean durable) {
+    Limits l = limits.apply(tenant);
+    TenantHead head = tsdb.head(tenant);
+    metrics.tenantHead(head);
+    Appender app = head.appender();
+    PushErrors errors = new PushErrors(tenant, metrics, clientErrorLog);
+    long maxTime = wallClock.getAsLong() + l.creationGracePeriod().toMillis();
+    WireSeries ws = CURSOR.get();
+    for (int k = 0; k < batch.size(); k++) {
+      try {
+        batch.read(k, ws);
+      } catch (WireFormatException e) {
+        // A scanned batch is checked as it is read: refuse it whole, before the commit.
+        throw new ClientErrorException("bad_data", "the request is not a valid remote write request"
+            + " (prometheus.WriteRequest): series " + k + ": " + e.getMessage());
+      }
+      MemSeries series = null;
+      if (ws.hasKey() && ws.labelCount() <= l.maxLabelNamesPerSeries() && ws.maxNameLength() <= l.maxLabelNameLength()
+          && ws.maxValueLength() <= l.maxLabelValueLength()) {
+        series = app.existing(ws.key());
+      }
+      Labels labels;
+      if (series != null) {
+        labels = series.labels();
+      } else {
+        String[] pairs;
+        try {
+          pairs = ws.pairs();
+        } catch (WireFormatException e) {
+          throw new ClientErrorException("bad_data", "the request is not a valid remote write request"
+              + " (prometheus.WriteRequest): series " + k + ": " + e.getMessage());
+        }
+        try {
+          labels = Validator.labels(pairs, l);
+        } catch (ClientErrorException e) {
+          errors.add(e.reason(), ws.samples() + ws.histograms(), e.getMessage());
+          continue;
+        }
+      }
+      if (ws.histograms() > 0) {
+        errors.add("native_histogram_unsupported", ws.histograms(),
+            "native histogram samples are not supported yet, series: '" + Validator.seriesText(labels) + "'");
+      }
+      for (int i = 0; i < ws.samples(); i++) {
+        long t = ws.timestamp(i);
+        if (t > maxTime) {
+          errors.add("sample_too_far_in_future", 1, "received a sample whose timestamp is too far in the"
+              + " future, timestamp: " + t + ", series: '" + Validator.seriesText(labels) + "'");
+          continue;
+        }
+        if (series == null) {
+          try {
+            series = app.series(labels);
+          } catch (ClientErrorException e) {
+            errors.add(e.reason(), ws.samples() - i, e.getMessage());
+            break;
+          }
+        }
+        app.add(series, t, ws.value(i));
+      }
+    }
+    finish(tenant, app.commit(durable), batch.metadata(), errors);
+  }
+
+  private static final ThreadLocal<WireSeries> CURSOR = ThreadLocal.withInitial(WireSeries::new);
+
+  private void finish(String tenant, CommitResult r, List<dev.weir.proto.prompb.MetricMetadata> meta,
+      PushErrors errors) {
+    if (!meta.isEmpty()) {
       var byFamily = metadata.computeIfAbsent(tenant, t -> new java.util.concurrent.ConcurrentSkipListMap<>());
-      for (dev.weir.proto.prompb.MetricMetadata m : request.getMetadataList()) {
+      for (dev.weir.proto.prompb.MetricMetadata m : meta) {
         if (!m.getMetricFamilyName().isEmpty()) {
           byFamily.put(m.getMetricFamilyName(), m);
         }

@@ -3,6 +3,7 @@ package dev.weir.ingester.push;
 import dev.weir.proto.prompb.TimeSeries;
 import dev.weir.proto.prompb.WriteRequest;
 import dev.weir.storage.errors.ClientErrorException;
+import dev.weir.storage.wire.WireBatch;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
@@ -37,12 +38,26 @@ public final class RateLimitedPush implements PushHandler {
 
   @Override
   public void push(String tenant, WriteRequest request) {
-    Limits l = limits.apply(tenant);
-    if (l.ingestionRate() > 0) {
-      int samples = 0;
+    long samples = 0;
+    if (limits.apply(tenant).ingestionRate() > 0) {
       for (TimeSeries ts : request.getTimeseriesList()) {
         samples += ts.getSamplesCount() + ts.getHistogramsCount();
       }
+    }
+    admit(tenant, samples);
+    next.push(tenant, request);
+  }
+
+  @Override
+  public void push(String tenant, WireBatch request) {
+    admit(tenant, request.samples());
+    next.push(tenant, request);
+  }
+
+  private void admit(String tenant, long samplesLong) {
+    Limits l = limits.apply(tenant);
+    if (l.ingestionRate() > 0) {
+      int samples = (int) Math.min(Integer.MAX_VALUE, samplesLong);
       if (!take(tenant, l, samples)) {
         metrics.discarded(tenant, "rate_limited", samples);
         throw new ClientErrorException("rate_limited", "the request has been rejected because the tenant exceeded"
@@ -50,7 +65,6 @@ public final class RateLimitedPush implements PushHandler {
             + " (" + samples + " samples in this request); retry later", 429);
       }
     }
-    next.push(tenant, request);
   }
 
   private boolean take(String tenant, Limits l, int samples) {

@@ -28,6 +28,12 @@ public final class Validator {
       pairs[2 * i] = l.getName();
       pairs[2 * i + 1] = l.getValue();
     }
+    return labels(pairs, limits);
+  }
+
+  /** Validated, sorted labels from an interleaved name/value array in any order (sorted in place, taken over). */
+  public static Labels labels(String[] pairs, Limits limits) {
+    int n = pairs.length / 2;
     Labels.sortPairs(pairs);
     Labels labels = Labels.ofSortedPairs(pairs);
     String metric = labels.get(Labels.METRIC_NAME);

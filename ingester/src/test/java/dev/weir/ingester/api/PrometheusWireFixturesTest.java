@@ -8,6 +8,9 @@ import dev.weir.proto.prompb.LabelMatcher;
 import dev.weir.proto.prompb.ReadRequest;
 import dev.weir.proto.prompb.TimeSeries;
 import dev.weir.proto.prompb.WriteRequest;
+import dev.weir.storage.tsdb.labels.Labels;
+import dev.weir.storage.wire.WireBatch;
+import dev.weir.storage.wire.WireSeries;
 import java.io.InputStream;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -63,6 +66,43 @@ class PrometheusWireFixturesTest {
       assertThat(first.getSamples(i).getValue()).isEqualTo(samples.get(i).get(1).asDouble());
     }
     assertThat(req.getUnknownFields().asMap()).as("no field left unparsed").isEmpty();
+  }
+
+  /**
+   * The byte-level reader on what Prometheus really sends: the same series as protobuf, and the
+   * label bytes equal the head's own encoding, so existing series are found by one comparison.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"remote-write-0.bin", "remote-write-1.bin", "remote-write-2.bin",
+      "remote-write-3.bin", "remote-write-4.bin", "remote-write-5.bin"})
+  void remoteWriteBodiesReadByteLevel(String file) throws Exception {
+    byte[] raw = Snappy.uncompress(resource(file));
+    WriteRequest req = WriteRequest.parseFrom(raw);
+    WireSeries cursor = new WireSeries();
+    WireBatch parsed = WireBatch.parse(raw, cursor);
+    WireBatch scanned = WireBatch.scan(raw);
+    assertThat(parsed.size()).isEqualTo(scanned.size()).isEqualTo(req.getTimeseriesCount());
+    assertThat(scanned.samples()).isEqualTo(expected(file).get("samples").asLong());
+    assertThat(scanned.metadata()).isEqualTo(req.getMetadataList());
+    int matchedByBytes = 0;
+    for (int i = 0; i < scanned.size(); i++) {
+      WireSeries ws = scanned.read(i, cursor);
+      TimeSeries ts = req.getTimeseries(i);
+      assertThat(ws.samples()).isEqualTo(ts.getSamplesCount());
+      for (int k = 0; k < ts.getSamplesCount(); k++) {
+        assertThat(ws.timestamp(k)).isEqualTo(ts.getSamples(k).getTimestamp());
+        assertThat(Double.doubleToRawLongBits(ws.value(k)))
+            .isEqualTo(Double.doubleToRawLongBits(ts.getSamples(k).getValue()));
+      }
+      String[] pairs = ws.pairs();
+      Labels.sortPairs(pairs);
+      Labels labels = Labels.withWireEncoding(Labels.ofSortedPairs(pairs));
+      assertThat(parsed.hash(i)).isEqualTo(labels.hashCode());
+      if (ws.hasKey() && ws.key().equals(labels)) {
+        matchedByBytes++;
+      }
+    }
+    assertThat(matchedByBytes).as("Prometheus encodes labels canonically").isEqualTo(scanned.size());
   }
 
   @Test

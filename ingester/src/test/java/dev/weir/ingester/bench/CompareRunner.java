@@ -51,10 +51,25 @@ import org.xerial.snappy.Snappy;
  * only=rw,mem,kafka,e2e}.
  */
 public final class CompareRunner {
-  static final List<String> LAUNCHER_JVM = List.of("-XX:+UseG1GC", "-Xms64m", "-XX:MaxRAMPercentage=50",
-      "-XX:+ExitOnOutOfMemoryError");
+  /** The JVM options bin/weir starts Weir with (its {@code default_opts} line), so the benchmark measures them. */
+  static final List<String> LAUNCHER_JVM = launcherJvmOptions();
   static final int PER_REQUEST = 2_000;
   static final long STEP = 15_000;
+
+  static List<String> launcherJvmOptions() {
+    Path launcher = Path.of(System.getProperty("weir.repo.root", "."), "bin", "weir");
+    try {
+      for (String line : Files.readAllLines(launcher)) {
+        Matcher m = Pattern.compile("^default_opts=\"(.*)\"$").matcher(line.trim());
+        if (m.matches()) {
+          return List.of(m.group(1).trim().split("\\s+"));
+        }
+      }
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot read " + launcher, e);
+    }
+    throw new IllegalStateException("no default_opts line in " + launcher);
+  }
 
   final Map<String, String> opts = new LinkedHashMap<>();
   final List<String> report = new ArrayList<>();
@@ -74,6 +89,20 @@ public final class CompareRunner {
     return opts.containsKey(k) ? Integer.parseInt(opts.get(k)) : def;
   }
 
+  /** The launcher's JVM options, plus a JFR recording in {@code dir} with {@code jfr=true}. */
+  List<String> jvm(Path dir) {
+    List<String> o = new ArrayList<>(LAUNCHER_JVM);
+    if (opts.containsKey("jfr")) {
+      o.add("-XX:StartFlightRecording=settings=profile,filename=" + dir.resolve("weir.jfr"));
+    }
+    return o;
+  }
+
+  /** The systems compared ({@code systems=weir,weir-fsync-interval,prometheus,victoria} by default). */
+  List<String> systems() {
+    return Arrays.asList(opts.getOrDefault("systems", "weir,weir-fsync-interval,prometheus,victoria").split(","));
+  }
+
   boolean phase(String p) {
     return !opts.containsKey("only") || Arrays.asList(opts.get("only").split(",")).contains(p);
   }
@@ -87,6 +116,7 @@ public final class CompareRunner {
     work = Files.createTempDirectory("weir-bench");
     out("# Weir side-by-side benchmark, " + LocalDate.now() + ", " + Runtime.getRuntime().availableProcessors()
         + " CPUs, work dir " + work);
+    out("Weir JVM options (bin/weir defaults): " + String.join(" ", LAUNCHER_JVM));
     if (phase("rw")) {
       remoteWrite();
     }
@@ -105,6 +135,10 @@ public final class CompareRunner {
     ratio("remote write samples/s, Weir / VictoriaMetrics", "rw.weir.samples_per_s", "rw.victoria.samples_per_s");
     ratio("remote write CPU-µs/sample, Weir / Prometheus", "rw.weir.cpu_us", "rw.prometheus.cpu_us");
     ratio("remote write CPU-µs/sample, Weir / VictoriaMetrics", "rw.weir.cpu_us", "rw.victoria.cpu_us");
+    ratio("remote write samples/s, Weir fsync=interval / Prometheus", "rw.weir-fsync-interval.samples_per_s",
+        "rw.prometheus.samples_per_s");
+    ratio("remote write samples/s, Weir fsync=interval / VictoriaMetrics", "rw.weir-fsync-interval.samples_per_s",
+        "rw.victoria.samples_per_s");
     ratio("RSS bytes/series, Weir / Prometheus", "mem.weir.bytes_per_series", "mem.prometheus.bytes_per_series");
     ratio("RSS bytes/series, Weir / VictoriaMetrics", "mem.weir.bytes_per_series", "mem.victoria.bytes_per_series");
     ratio("Kafka catch-up MB/s, Weir / Kafka's consumer tool", "kafka.weir.mb_per_s", "kafka.tool.mb_per_s");
@@ -136,9 +170,13 @@ public final class CompareRunner {
     Path dir = work.resolve(name);
     Files.createDirectories(dir);
     switch (system) {
-      case "weir" -> {
-        WeirProcess w = WeirProcess.launch(dir, LAUNCHER_JVM, "--auth.multitenancy-enabled=false",
-            "--distributor.max-series-per-request=1000000");
+      case "weir", "weir-fsync-interval" -> {
+        WeirProcess w = WeirProcess.launch(dir, jvm(dir), "--auth.multitenancy-enabled=false",
+            "--distributor.max-series-per-request=1000000", "--ingester.max-global-series-per-user=0",
+            // weir: the default, every push waits for its WAL fsync (group commit); the variant
+            // fsyncs every second, as Prometheus and VictoriaMetrics do (a crash of the process
+            // alone still loses nothing acknowledged; a power loss may lose the last second).
+            "--blocks-storage.tsdb.wal-fsync=" + (system.equals("weir") ? "always" : "interval"));
         w.awaitReady(Duration.ofMinutes(5));
         return new Target() {
           public String pushUrl() {
@@ -150,6 +188,9 @@ public final class CompareRunner {
           }
 
           public void close() throws Exception {
+            if (opts.containsKey("jfr")) {
+              w.terminate(Duration.ofMinutes(1)); // SIGTERM: the recording is written at exit
+            }
             w.close();
           }
         };
@@ -296,9 +337,9 @@ public final class CompareRunner {
     long bytes = bodies.stream().flatMap(List::stream).mapToLong(b -> b.length).sum();
     out(String.format("requests: %d, %.1f MB snappy (%.0f B/sample)", blocks * samples, bytes / 1e6,
         (double) bytes / ((long) series * samples)));
-    out(String.format("%-12s %12s %10s %10s %10s %10s %8s", "system", "samples/s", "CPU-µs/smp", "p50 ms",
+    out(String.format("%-20s %12s %10s %10s %10s %10s %8s", "system", "samples/s", "CPU-µs/smp", "p50 ms",
         "p99 ms", "RSS MB", "errors"));
-    for (String system : List.of("weir", "prometheus", "victoria")) {
+    for (String system : systems()) {
       try (Target t = start(system, "rw-" + system)) {
         send(t.pushUrl(), bodies, 0, warmPerConn, PER_REQUEST);
         double cpu0 = ProcStats.cpuSeconds(t.pid());
@@ -308,7 +349,7 @@ public final class CompareRunner {
         double cpuUs = cpu / Math.max(1, l.samples()) * 1e6;
         value("rw." + system + ".samples_per_s", rate);
         value("rw." + system + ".cpu_us", cpuUs);
-        out(String.format("%-12s %12.0f %10.2f %10.1f %10.1f %10.0f %8d", system, rate, cpuUs,
+        out(String.format("%-20s %12.0f %10.2f %10.1f %10.1f %10.0f %8d", system, rate, cpuUs,
             pct(l.latenciesMs(), 0.5), pct(l.latenciesMs(), 0.99), ProcStats.rssBytes(t.pid()) / 1e6, l.failures()));
       }
     }
@@ -325,7 +366,10 @@ public final class CompareRunner {
     long t0 = (System.currentTimeMillis() / STEP) * STEP - 3 * STEP;
     List<List<byte[]>> bodies = bodies(data, 2, connections, t0);
     out(String.format("%-12s %12s %14s %12s", "system", "RSS MB", "bytes/series", "ingest s"));
-    for (String system : List.of("weir", "prometheus", "victoria")) {
+    for (String system : systems()) {
+      if (system.equals("weir-fsync-interval")) {
+        continue; // the same memory as weir
+      }
       Target t = start(system, "mem-" + system);
       try {
         long base = ProcStats.rssBytes(t.pid());
@@ -352,7 +396,7 @@ public final class CompareRunner {
     Thread.sleep(500);
     long start = System.nanoTime();
     WeirProcess w = WeirProcess.launch(dir.resolve("restart"), LAUNCHER_JVM, "--auth.multitenancy-enabled=false",
-        "--ingester.data-dir=" + dir.resolve("data"));
+        "--ingester.data-dir=" + dir.resolve("data"), "--ingester.max-global-series-per-user=0");
     try {
       w.awaitReady(Duration.ofMinutes(10));
       double secs = (System.nanoTime() - start) / 1e9;
@@ -403,12 +447,21 @@ public final class CompareRunner {
       value("kafka.tool.mb_per_s", toolMb);
       out(String.format("%-24s %10.1f %12.0f %10s %12s %12.1f", "kafka-consumer-perf-test", toolMb,
           toolMb * 1e6 / ((double) bytes / samples), "-", "-", bytes / 1e6 / toolMb));
-      for (String[] variant : List.of(new String[] {"weir", "8"}, new String[] {"sequential", "0"})) {
+      String concurrency = opts.getOrDefault("concurrency", "8");
+      List<String[]> variants = new ArrayList<>();
+      variants.add(new String[] {"weir", concurrency});
+      if (!opts.containsKey("skipSequential")) {
+        variants.add(new String[] {"sequential", "0"});
+      }
+      for (String[] variant : variants) {
         Path dir = work.resolve("kafka-" + variant[0]);
-        WeirProcess w = WeirProcess.launch(dir, LAUNCHER_JVM, "--target=ingester", "--ingester.id=ingester-0",
+        WeirProcess w = WeirProcess.launch(dir, jvm(dir), "--target=ingester", "--ingester.id=ingester-0",
             "--ingest-storage.enabled=true", "--ingest-storage.kafka.address=" + broker.bootstrap(),
             "--ingest-storage.kafka.topic=" + topic, "--ingest-storage.kafka.consume-from-position-at-startup=start",
-            "--ingest-storage.kafka.ingestion-concurrency-max=" + variant[1], "--auth.multitenancy-enabled=false",
+            "--ingest-storage.kafka.consumer-group=bench-" + variant[0] + "-" + System.nanoTime(),
+            "--ingest-storage.kafka.ingestion-concurrency-max=" + variant[1],
+            "--ingest-storage.kafka.ingestion-concurrency-batch-size=" + opts.getOrDefault("batchSize", "150"),
+            "--auth.multitenancy-enabled=false",
             "--ingester.partition-ring.min-partition-owners-duration=0s");
         try {
           double cpuStart = Double.NaN;
@@ -430,9 +483,12 @@ public final class CompareRunner {
           double mbps = bytes / 1e6 / secs;
           value("kafka." + variant[0] + ".mb_per_s", mbps);
           out(String.format("%-24s %10.1f %12.0f %10.1f %12.0f %12.1f", "weir " + (variant[1].equals("0")
-              ? "sequential (concurrency 0)" : "pipelined (concurrency 8)"), mbps, samples / secs, cpu,
+              ? "sequential (concurrency 0)" : "pipelined (concurrency " + variant[1] + ")"), mbps, samples / secs, cpu,
               peakRss / 1e6, secs));
         } finally {
+          if (opts.containsKey("jfr")) {
+            w.terminate(Duration.ofMinutes(1)); // SIGTERM: the recording is written at exit
+          }
           w.close();
         }
       }

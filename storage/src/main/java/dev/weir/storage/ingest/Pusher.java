@@ -1,6 +1,7 @@
 package dev.weir.storage.ingest;
 
 import dev.weir.proto.prompb.WriteRequest;
+import dev.weir.storage.wire.WireBatch;
 
 /**
  * Where the reader appends what it consumes (the ingester). A push must be all-or-nothing for
@@ -11,4 +12,9 @@ import dev.weir.proto.prompb.WriteRequest;
 @FunctionalInterface
 public interface Pusher {
   void push(String tenant, WriteRequest request);
+
+  /** The same for series still in their protobuf bytes (what the reader hands over); override to avoid the copy. */
+  default void push(String tenant, WireBatch batch) {
+    push(tenant, batch.toWriteRequest());
+  }
 }

@@ -26,6 +26,7 @@ public final class ReaderMetrics {
   final Counter retries;
   final Counter commitFailures;
   final Counter fetchErrors;
+  final Counter concurrentlyFetched;
   final Counter missedRecords;
   final Timer processingLatency;
   final AtomicLong lastCommitted = new AtomicLong(-1);
@@ -51,6 +52,8 @@ public final class ReaderMetrics {
     commitFailures = counter("weir.ingest.storage.reader.offset.commit.failures",
         "Offset commits (or the WAL sync before them) that failed; retried next interval.");
     fetchErrors = counter("weir.ingest.storage.reader.fetch.errors", "Fetches that failed and were retried.");
+    concurrentlyFetched = counter("weir.ingest.storage.reader.concurrent.fetch.records",
+        "Records fetched by concurrent fetchers (fetch-concurrency-max) during start-up catch-up.");
     missedRecords = counter("weir.ingest.storage.reader.missed.records",
         "Records skipped by a gap in offsets (or deleted by retention before they were read).");
     processingLatency = Timer.builder("weir.ingest.storage.reader.processing.latency")

@@ -1,12 +1,10 @@
 package dev.weir.storage.ingest;
 
-import dev.weir.proto.prompb.Label;
-import dev.weir.proto.prompb.TimeSeries;
-import dev.weir.proto.prompb.WriteRequest;
 import dev.weir.storage.errors.ClientErrorException;
 import dev.weir.storage.errors.ServerErrorException;
+import dev.weir.storage.wire.WireBatch;
+import dev.weir.storage.wire.WireSeries;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ExecutionException;
@@ -62,8 +60,9 @@ final class ReaderPipeline implements AutoCloseable {
 
   private record Pending(CommitTracker.Entry entry, ConsumerRecord<byte[], byte[]> record, Future<Object> decoded) {}
 
-  private record Part(CommitTracker.Entry entry, AtomicInteger remaining, String tenant, List<TimeSeries> series,
-      WriteRequest metadataOnly) {}
+  private record Part(CommitTracker.Entry entry, AtomicInteger remaining, String tenant, WireBatch series) {}
+
+  private static final ThreadLocal<WireSeries> CURSOR = ThreadLocal.withInitial(WireSeries::new);
 
   private final int shards;
   private final int batchSize;
@@ -97,7 +96,9 @@ final class ReaderPipeline implements AutoCloseable {
     this.clock = clock;
     if (shards > 0) {
       AtomicInteger n = new AtomicInteger();
-      decodePool = Executors.newFixedThreadPool(shards, r -> {
+      // Decoding is CPU work without waits: more threads than cores only add garbage in flight.
+      int decoders = Math.min(shards, Runtime.getRuntime().availableProcessors());
+      decodePool = Executors.newFixedThreadPool(decoders, r -> {
         Thread t = new Thread(r, name + "-decode-" + n.incrementAndGet());
         t.setDaemon(true);
         return t;
@@ -163,7 +164,7 @@ final class ReaderPipeline implements AutoCloseable {
 
   private static Object decode(ConsumerRecord<byte[], byte[]> r) {
     try {
-      return RecordFormat.decode(r.key(), r.value(), r.headers());
+      return RecordFormat.decodeWire(r.key(), r.value(), r.headers(), CURSOR.get());
     } catch (ClientErrorException e) {
       return e;
     }
@@ -176,8 +177,8 @@ final class ReaderPipeline implements AutoCloseable {
       undecodable(record, e);
       complete(entry, true);
     } else {
-      RecordFormat.Decoded dec = (RecordFormat.Decoded) d;
-      push(dec.tenant(), dec.request());
+      RecordFormat.DecodedWire dec = (RecordFormat.DecodedWire) d;
+      push(dec.tenant(), dec.batch());
       complete(entry, false);
     }
   }
@@ -207,7 +208,7 @@ final class ReaderPipeline implements AutoCloseable {
    * Appends with retries on server errors until it succeeds. A client error means the valid part
    * was stored and the rest refused: counted by reason, and the append counts as done.
    */
-  private void push(String tenant, WriteRequest request) throws InterruptedException {
+  private void push(String tenant, WireBatch request) throws InterruptedException {
     long backoff = 100;
     while (true) {
       if (closed) {
@@ -259,8 +260,8 @@ final class ReaderPipeline implements AutoCloseable {
           complete(p.entry(), true);
           continue;
         }
-        RecordFormat.Decoded dec = (RecordFormat.Decoded) d;
-        dispatch(p.entry(), dec.tenant(), dec.request());
+        RecordFormat.DecodedWire dec = (RecordFormat.DecodedWire) d;
+        dispatch(p.entry(), dec.tenant(), dec.batch());
       }
     } catch (InterruptedException e) {
       // closing
@@ -269,67 +270,46 @@ final class ReaderPipeline implements AutoCloseable {
     }
   }
 
-  private void dispatch(CommitTracker.Entry entry, String tenant, WriteRequest req) throws InterruptedException {
-    @SuppressWarnings("unchecked")
-    List<TimeSeries>[] byShard = new List[shards];
-    for (TimeSeries ts : req.getTimeseriesList()) {
-      int s = Math.floorMod(seriesHash(ts), shards);
-      if (byShard[s] == null) {
-        byShard[s] = new ArrayList<>();
-      }
-      byShard[s].add(ts);
-    }
-    boolean hasMetadata = req.getMetadataCount() > 0;
+  private void dispatch(CommitTracker.Entry entry, String tenant, WireBatch req) throws InterruptedException {
+    WireBatch[] byShard = new WireBatch[shards];
     int parts = 0;
-    for (List<TimeSeries> l : byShard) {
-      if (l != null) {
+    for (int i = 0; i < req.size(); i++) {
+      int s = shardOf(req.hash(i), shards);
+      if (byShard[s] == null) {
+        byShard[s] = new WireBatch(req.size() / shards + 16);
         parts++;
       }
+      byShard[s].add(req, i);
     }
+    boolean hasMetadata = !req.metadata().isEmpty();
     if (parts == 0 && !hasMetadata) {
       complete(entry, false);
       return;
     }
     if (parts == 0) {
       parts = 1; // metadata only: shard 0 takes it
-      byShard[0] = new ArrayList<>();
+      byShard[0] = new WireBatch();
     }
     AtomicInteger remaining = new AtomicInteger(parts);
     boolean metadataSent = false;
     for (int s = 0; s < shards; s++) {
       if (byShard[s] != null) {
-        WriteRequest meta = !metadataSent && hasMetadata
-            ? WriteRequest.newBuilder().addAllMetadata(req.getMetadataList()).build() : WriteRequest.getDefaultInstance();
-        metadataSent = true;
-        shardQueues.get(s).put(new Part(entry, remaining, tenant, byShard[s], meta));
+        if (!metadataSent) {
+          byShard[s].addMetadata(req.metadata());
+          metadataSent = true;
+        }
+        shardQueues.get(s).put(new Part(entry, remaining, tenant, byShard[s]));
       }
     }
   }
 
-  /** Hash of the series' labels in name order, so any label order maps to the same shard. */
-  static int seriesHash(TimeSeries ts) {
-    int n = ts.getLabelsCount();
-    String[] pairs = new String[n * 2];
-    for (int i = 0; i < n; i++) {
-      Label l = ts.getLabels(i);
-      pairs[2 * i] = l.getName();
-      pairs[2 * i + 1] = l.getValue();
-    }
-    // Insertion sort by name: labels are almost always sorted already.
-    for (int i = 2; i < pairs.length; i += 2) {
-      String name = pairs[i];
-      String value = pairs[i + 1];
-      int j = i - 2;
-      while (j >= 0 && pairs[j].compareTo(name) > 0) {
-        pairs[j + 2] = pairs[j];
-        pairs[j + 3] = pairs[j + 1];
-        j -= 2;
-      }
-      pairs[j + 2] = name;
-      pairs[j + 3] = value;
-    }
-    int h = Arrays.hashCode(pairs);
-    return h ^ (h >>> 16);
+  /**
+   * The shard of a series from its labels' hash ({@link WireBatch#hash}, the same whatever the
+   * order its labels arrive in), so one series always goes to the same shard.
+   */
+  static int shardOf(int labelsHash, int shards) {
+    int h = labelsHash * 0x9E3779B9;
+    return Math.floorMod(h ^ (h >>> 16), shards);
   }
 
   private void runShard(int shard) {
@@ -342,17 +322,21 @@ final class ReaderPipeline implements AutoCloseable {
         batch.add(first);
         int series = first.series().size();
         Part next;
-        while (series < batchSize && (next = q.peek()) != null && next.tenant().equals(first.tenant())
-            && next.metadataOnly().getMetadataCount() == 0 && first.metadataOnly().getMetadataCount() == 0) {
+        while (series < batchSize && (next = q.peek()) != null && next.tenant().equals(first.tenant())) {
           batch.add(q.poll());
           series += next.series().size();
         }
-        WriteRequest.Builder req = WriteRequest.newBuilder();
-        for (Part p : batch) {
-          req.addAllTimeseries(p.series());
-          req.addAllMetadata(p.metadataOnly().getMetadataList());
+        WireBatch req = first.series();
+        if (batch.size() > 1) {
+          req = new WireBatch(series);
+          for (Part p : batch) {
+            for (int i = 0; i < p.series().size(); i++) {
+              req.add(p.series(), i);
+            }
+            req.addMetadata(p.series().metadata());
+          }
         }
-        push(first.tenant(), req.build());
+        push(first.tenant(), req);
         for (Part p : batch) {
           if (p.remaining().decrementAndGet() == 0) {
             complete(p.entry(), false);

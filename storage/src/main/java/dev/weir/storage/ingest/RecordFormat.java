@@ -4,6 +4,9 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import dev.weir.proto.prompb.TimeSeries;
 import dev.weir.proto.prompb.WriteRequest;
 import dev.weir.storage.errors.ClientErrorException;
+import dev.weir.storage.wire.WireBatch;
+import dev.weir.storage.wire.WireFormatException;
+import dev.weir.storage.wire.WireSeries;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -67,6 +70,33 @@ public final class RecordFormat {
    *     {@code undecodable_record}
    */
   public static Decoded decode(byte[] key, byte[] value, Headers headers) {
+    String tenant = tenant(key, headers);
+    try {
+      return new Decoded(tenant, WriteRequest.parseFrom(value == null ? new byte[0] : value));
+    } catch (InvalidProtocolBufferException e) {
+      throw new ClientErrorException("undecodable_record", "record value is not a WriteRequest: " + e.getMessage());
+    }
+  }
+
+  /** A record whose series stay in their protobuf bytes (the reader's hot path). */
+  public record DecodedWire(String tenant, WireBatch batch) {}
+
+  /**
+   * Like {@link #decode}, but checks the value's structure and keeps the series as bytes.
+   *
+   * @throws ClientErrorException with reason {@code unknown_record_version} or
+   *     {@code undecodable_record}
+   */
+  public static DecodedWire decodeWire(byte[] key, byte[] value, Headers headers, WireSeries cursor) {
+    String tenant = tenant(key, headers);
+    try {
+      return new DecodedWire(tenant, WireBatch.parse(value == null ? new byte[0] : value, cursor));
+    } catch (WireFormatException e) {
+      throw new ClientErrorException("undecodable_record", "record value is not a WriteRequest: " + e.getMessage());
+    }
+  }
+
+  private static String tenant(byte[] key, Headers headers) {
     Header h = headers.lastHeader(VERSION_HEADER);
     String version = h == null ? null : new String(h.value(), StandardCharsets.UTF_8);
     if (!VERSION.equals(version)) {
@@ -76,11 +106,6 @@ public final class RecordFormat {
     if (key == null || key.length == 0) {
       throw new ClientErrorException("undecodable_record", "record has no tenant key");
     }
-    try {
-      return new Decoded(new String(key, StandardCharsets.UTF_8), WriteRequest.parseFrom(value == null ? new byte[0]
-          : value));
-    } catch (InvalidProtocolBufferException e) {
-      throw new ClientErrorException("undecodable_record", "record value is not a WriteRequest: " + e.getMessage());
-    }
+    return new String(key, StandardCharsets.UTF_8);
   }
 }

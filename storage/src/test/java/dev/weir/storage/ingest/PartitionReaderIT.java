@@ -129,6 +129,27 @@ class PartitionReaderIT {
   }
 
   @Test
+  void concurrentFetchersHandTheBacklogOverInOrderThenOneConsumerContinues() throws Exception {
+    // A small buffer makes small windows: many windows, fetched by 3 consumers out of order.
+    KafkaConfig cfg = config(2).withFetchConcurrency(3).withMaxBufferedBytes(64 << 10);
+    broker().createTopic(topic, 1);
+    produce(cfg, 0, 3_000, 3);
+    RecordingPusher p = new RecordingPusher();
+    ReaderMetrics m = ReaderMetrics.noop(0);
+    PartitionReader r = reader(cfg, p, m);
+    await().atMost(120, TimeUnit.SECONDS).until(() -> p.total.get() == 3_000 * 3);
+    assertThat(m.concurrentlyFetched.count()).as("the backlog came through the fetchers").isEqualTo(3_000);
+    produce(cfg, 3_000, 3_200, 3);
+    await().atMost(60, TimeUnit.SECONDS).until(() -> p.total.get() == 3_200 * 3);
+    await().until(() -> committed(group) == 3_200);
+    assertThat(m.concurrentlyFetched.count()).as("the rest through the reader's own consumer").isEqualTo(3_000);
+    assertThat(p.orderViolations).isEmpty();
+    assertThat(p.samples).hasSize(3).allSatisfy((k, ts) -> assertThat(ts).hasSize(3_200));
+    assertThat(m.missedRecords.count()).isZero();
+    assertThat(r.caughtUp()).isTrue();
+  }
+
+  @Test
   void sequentialLoopConsumesToo() throws Exception {
     KafkaConfig cfg = config(0);
     broker().createTopic(topic, 1);

@@ -9,6 +9,8 @@ import dev.weir.proto.prompb.Sample;
 import dev.weir.proto.prompb.TimeSeries;
 import dev.weir.proto.prompb.WriteRequest;
 import dev.weir.storage.errors.ClientErrorException;
+import dev.weir.storage.tsdb.labels.Labels;
+import dev.weir.storage.wire.WireSeries;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.apache.kafka.common.header.internals.RecordHeader;
@@ -87,6 +89,11 @@ class RecordFormatTest {
         .addLabels(Label.newBuilder().setName("b").setValue("2")).build();
     TimeSeries reversed = TimeSeries.newBuilder().addLabels(Label.newBuilder().setName("b").setValue("2"))
         .addLabels(Label.newBuilder().setName("a").setValue("1")).build();
-    assertThat(ReaderPipeline.seriesHash(sorted)).isEqualTo(ReaderPipeline.seriesHash(reversed));
+    byte[] a = sorted.toByteArray();
+    byte[] b = reversed.toByteArray();
+    int ha = new WireSeries().reset(a, 0, a.length).labelsHash();
+    int hb = new WireSeries().reset(b, 0, b.length).labelsHash();
+    assertThat(ha).isEqualTo(hb).isEqualTo(Labels.of("a", "1", "b", "2").hashCode());
+    assertThat(ReaderPipeline.shardOf(ha, 8)).isEqualTo(ReaderPipeline.shardOf(hb, 8));
   }
 }

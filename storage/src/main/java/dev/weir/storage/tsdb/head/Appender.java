@@ -37,6 +37,11 @@ public final class Appender {
     return head.getOrCreate(labels);
   }
 
+  /** The existing series whose labels equal {@code key} (see {@link TenantHead#getByKey}), or null. */
+  public @org.jspecify.annotations.Nullable MemSeries existing(Object key) {
+    return head.getByKey(key);
+  }
+
   public void add(MemSeries s, long t, double v) {
     if (size == series.length) {
       int n = size * 2;

@@ -152,7 +152,7 @@ public final class TenantHead {
   }
 
   private MemSeries createLocked(Labels labels, int ref) {
-    Labels interned = options.interner().intern(labels);
+    Labels interned = Labels.withWireEncoding(options.interner().intern(labels));
     MemSeries s = new MemSeries(interned, ref);
     refs.put(ref, s);
     series.put(interned, s);
@@ -469,6 +469,14 @@ public final class TenantHead {
     return series.get(labels);
   }
 
+  /**
+   * The series whose labels equal {@code key}: an object whose {@code hashCode} and
+   * {@code equals(Labels)} behave like a {@link Labels} (see {@link dev.weir.storage.wire.WireSeries#key()}).
+   */
+  public @Nullable MemSeries getByKey(Object key) {
+    return series.get(key);
+  }
+
   /** All series, for compaction (a snapshot of the set; sample data is read under each series). */
   public List<MemSeries> allSeries() {
     return new ArrayList<>(series.values());
@@ -482,7 +490,9 @@ public final class TenantHead {
     long n = 0;
     long entries = 0;
     for (MemSeries s : series.values()) {
-      n += SERIES_OVERHEAD_BYTES + 16L + 4L * 2 * s.labels().size() + s.chunkBytes();
+      byte[] wire = s.labels().wireEncoding();
+      n += SERIES_OVERHEAD_BYTES + 16L + 4L * 2 * s.labels().size() + s.chunkBytes()
+          + (wire == null ? 0 : 16L + wire.length);
       entries += s.labels().size() + 1;
     }
     return n + postings.bytesEstimate(entries);

@@ -1,0 +1,203 @@
+package dev.weir.storage.wire;
+
+import com.google.protobuf.InvalidProtocolBufferException;
+import dev.weir.proto.prompb.MetricMetadata;
+import dev.weir.proto.prompb.TimeSeries;
+import dev.weir.proto.prompb.WriteRequest;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * Series of remote-write requests kept as their protobuf bytes: for each series the buffer, the
+ * offset and length of its {@code TimeSeries} message, its sample count and its labels' hash
+ * ({@link WireSeries#labelsHash()}), plus the requests' metadata. {@link #parse} reads a whole
+ * {@code WriteRequest} and checks every series' structure once, so consumers can walk series with
+ * a {@link WireSeries} without failing half-way ({@link #scan} leaves those checks to the reader); the Kafka reader also builds batches from
+ * selected series of several requests with {@link #add}.
+ *
+ * <p>Not thread-safe; immutable in practice once handed over.
+ */
+public final class WireBatch {
+  private static final int WRITE_REQUEST_TIMESERIES = 1;
+  private static final int WRITE_REQUEST_METADATA = 3;
+
+  private byte[][] bufs;
+  private int[] offs;
+  private int[] lens;
+  private int[] hashes;
+  private int[] sampleCounts;
+  private int size;
+  private long samples;
+  private List<MetricMetadata> metadata = List.of();
+  private boolean hashed = true;
+
+  public WireBatch() {
+    this(16);
+  }
+
+  /** An empty batch with room for {@code capacity} series before it grows. */
+  public WireBatch(int capacity) {
+    int c = Math.max(1, capacity);
+    bufs = new byte[c][];
+    offs = new int[c];
+    lens = new int[c];
+    hashes = new int[c];
+    sampleCounts = new int[c];
+  }
+
+  /**
+   * Reads a {@code prometheus.WriteRequest}: every series is checked (labels, samples, valid UTF-8)
+   * and hashed with {@code cursor}.
+   *
+   * @throws WireFormatException when the bytes are not a well-formed WriteRequest
+   */
+  public static WireBatch parse(byte[] buf, WireSeries cursor) {
+    WireBatch b = new WireBatch(Math.min(4096, 16 + buf.length / 128));
+    ProtoReader r = new ProtoReader().reset(buf, 0, buf.length);
+    boolean hasMetadata = false;
+    while (r.more()) {
+      int tag = r.tag();
+      int field = tag >>> 3;
+      int wt = tag & 7;
+      if (wt == ProtoReader.LEN && field == WRITE_REQUEST_TIMESERIES) {
+        int s = r.lengthDelimited();
+        cursor.reset(buf, s, r.pos - s);
+        b.add(buf, s, r.pos - s, cursor.labelsHash(), cursor.samples() + cursor.histograms());
+      } else if (wt == ProtoReader.LEN && field == WRITE_REQUEST_METADATA) {
+        r.lengthDelimited();
+        hasMetadata = true;
+      } else {
+        r.skip(wt);
+      }
+    }
+    if (hasMetadata) {
+      try {
+        b.metadata = WriteRequest.parseFrom(buf).getMetadataList();
+      } catch (InvalidProtocolBufferException e) {
+        throw new WireFormatException("invalid metadata: " + e.getMessage());
+      }
+    }
+    return b;
+  }
+
+  /**
+   * Reads a {@code prometheus.WriteRequest} lightly: the series' positions and sample counts, and
+   * the metadata; labels and samples are checked only when the series are read, so a consumer
+   * must be ready for {@link WireFormatException} from {@link #read} and store nothing of the
+   * batch then. Series hashes are not computed.
+   *
+   * @throws WireFormatException when the request's or a series' top-level structure is broken
+   */
+  public static WireBatch scan(byte[] buf) {
+    WireBatch b = new WireBatch(Math.min(4096, 16 + buf.length / 128));
+    b.hashed = false;
+    ProtoReader r = new ProtoReader().reset(buf, 0, buf.length);
+    ProtoReader series = new ProtoReader();
+    boolean hasMetadata = false;
+    while (r.more()) {
+      int tag = r.tag();
+      int field = tag >>> 3;
+      int wt = tag & 7;
+      if (wt == ProtoReader.LEN && field == WRITE_REQUEST_TIMESERIES) {
+        int s = r.lengthDelimited();
+        series.reset(buf, s, r.pos - s);
+        int samples = 0;
+        while (series.more()) {
+          int t = series.tag();
+          int f = t >>> 3;
+          if ((t & 7) == ProtoReader.LEN && (f == 2 || f == 4)) {
+            samples++;
+          }
+          series.skip(t & 7);
+        }
+        b.add(buf, s, r.pos - s, 0, samples);
+      } else if (wt == ProtoReader.LEN && field == WRITE_REQUEST_METADATA) {
+        r.lengthDelimited();
+        hasMetadata = true;
+      } else {
+        r.skip(wt);
+      }
+    }
+    if (hasMetadata) {
+      try {
+        b.metadata = WriteRequest.parseFrom(buf).getMetadataList();
+      } catch (InvalidProtocolBufferException e) {
+        throw new WireFormatException("invalid request: " + e.getMessage());
+      }
+    }
+    return b;
+  }
+
+  /** Series {@code i} of another batch. */
+  public void add(WireBatch from, int i) {
+    hashed &= from.hashed;
+    add(from.bufs[i], from.offs[i], from.lens[i], from.hashes[i], from.sampleCounts[i]);
+  }
+
+  private void add(byte[] buf, int off, int len, int hash, int sampleCount) {
+    if (size == offs.length) {
+      int n = size * 2;
+      bufs = Arrays.copyOf(bufs, n);
+      offs = Arrays.copyOf(offs, n);
+      lens = Arrays.copyOf(lens, n);
+      hashes = Arrays.copyOf(hashes, n);
+      sampleCounts = Arrays.copyOf(sampleCounts, n);
+    }
+    bufs[size] = buf;
+    offs[size] = off;
+    lens[size] = len;
+    hashes[size] = hash;
+    sampleCounts[size] = sampleCount;
+    size++;
+    samples += sampleCount;
+  }
+
+  public void addMetadata(List<MetricMetadata> more) {
+    if (more.isEmpty()) {
+      return;
+    }
+    List<MetricMetadata> m = new ArrayList<>(metadata);
+    m.addAll(more);
+    metadata = m;
+  }
+
+  public int size() {
+    return size;
+  }
+
+  /** Samples and histogram samples of all series. */
+  public long samples() {
+    return samples;
+  }
+
+  public List<MetricMetadata> metadata() {
+    return metadata;
+  }
+
+  /** The hash of series {@code i}'s labels, equal to {@code Labels.hashCode()} of its sorted labels. */
+  public int hash(int i) {
+    if (!hashed) {
+      throw new IllegalStateException("a scanned batch has no series hashes: use parse()");
+    }
+    return hashes[i];
+  }
+
+  /** Points {@code cursor} at series {@code i}. */
+  public WireSeries read(int i, WireSeries cursor) {
+    return cursor.reset(bufs[i], offs[i], lens[i]);
+  }
+
+  /** The same content as protobuf objects (for paths that are not performance-critical). */
+  public WriteRequest toWriteRequest() {
+    WriteRequest.Builder b = WriteRequest.newBuilder();
+    for (int i = 0; i < size; i++) {
+      try {
+        b.addTimeseries(TimeSeries.parseFrom(java.nio.ByteBuffer.wrap(bufs[i], offs[i], lens[i])));
+      } catch (InvalidProtocolBufferException e) {
+        throw new WireFormatException("invalid series: " + e.getMessage());
+      }
+    }
+    return b.addAllMetadata(metadata).build();
+  }
+}

@@ -1,0 +1,324 @@
+package dev.weir.storage.wire;
+
+import dev.weir.storage.tsdb.labels.Labels;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CharsetDecoder;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A cursor over one {@code prometheus.TimeSeries} in its protobuf bytes: label positions, samples
+ * decoded into primitive arrays, histograms counted. Nothing is allocated per series once the
+ * arrays have grown to the largest series seen.
+ *
+ * <p>When every label is ASCII and the names arrive sorted and unique (what Prometheus sends),
+ * {@link #key()} is an object whose {@code hashCode} and {@code equals} match the {@link Labels}
+ * with the same content, so a hash map keyed by {@code Labels} finds the existing series without
+ * building a String. Otherwise {@link #hasKey()} is false and the caller builds the labels with
+ * {@link #pairs()}. Usage:
+ *
+ * <pre>{@code
+ * WireSeries ws = new WireSeries();
+ * ws.reset(buf, off, len);
+ * MemSeries s = ws.hasKey() ? seriesByLabels.get(ws.key()) : null;
+ * for (int i = 0; i < ws.samples(); i++) { ... ws.timestamp(i), ws.value(i) ... }
+ * }</pre>
+ *
+ * <p>Not thread-safe; one per thread, reused.
+ */
+public final class WireSeries {
+  private static final int TIME_SERIES_LABELS = 1;
+  private static final int TIME_SERIES_SAMPLES = 2;
+  private static final int TIME_SERIES_HISTOGRAMS = 4;
+
+  private final ProtoReader r = new ProtoReader();
+  private final ProtoReader sub = new ProtoReader();
+  private final Key key = new Key();
+  private byte[] buf = new byte[0];
+  /** Per label: name offset, name length, value offset, value length. */
+  private int[] labelPos = new int[4 * 16];
+  private int labels;
+  private long[] ts = new long[16];
+  private double[] vs = new double[16];
+  private int samples;
+  private int histograms;
+  private boolean ascii;
+  private boolean sortedUnique;
+  private int hash;
+  private int maxNameLength;
+  private int maxValueLength;
+  private boolean emptyValue;
+  /** Where the labels' bytes start and end, when they are one run of field-1 entries. */
+  private int labelsStart;
+  private int labelsEnd;
+  private boolean labelsContiguous;
+
+  /**
+   * Reads the series in {@code b[off, off+len)}.
+   *
+   * @throws WireFormatException when the bytes are not a well-formed TimeSeries
+   */
+  public WireSeries reset(byte[] b, int off, int len) {
+    buf = b;
+    labels = 0;
+    samples = 0;
+    histograms = 0;
+    ascii = true;
+    sortedUnique = true;
+    hash = 1;
+    maxNameLength = 0;
+    maxValueLength = 0;
+    emptyValue = false;
+    labelsStart = -1;
+    labelsEnd = -1;
+    labelsContiguous = true;
+    r.reset(b, off, len);
+    while (r.more()) {
+      int fieldStart = r.pos;
+      int tag = r.tag();
+      int field = tag >>> 3;
+      int wt = tag & 7;
+      if (wt == ProtoReader.LEN && field == TIME_SERIES_LABELS) {
+        int s = r.lengthDelimited();
+        label(s, r.pos - s);
+        if (labelsStart < 0) {
+          labelsStart = fieldStart;
+        } else if (labelsEnd != fieldStart) {
+          labelsContiguous = false;
+        }
+        labelsEnd = r.pos;
+      } else if (wt == ProtoReader.LEN && field == TIME_SERIES_SAMPLES) {
+        int s = r.lengthDelimited();
+        sample(s, r.pos - s);
+      } else if (wt == ProtoReader.LEN && field == TIME_SERIES_HISTOGRAMS) {
+        r.lengthDelimited();
+        histograms++;
+      } else {
+        r.skip(wt); // exemplars and unknown fields
+      }
+    }
+    return this;
+  }
+
+  private void label(int off, int len) {
+    sub.reset(buf, off, len);
+    int nOff = off;
+    int nLen = 0;
+    int vOff = off;
+    int vLen = 0;
+    while (sub.more()) {
+      int tag = sub.tag();
+      int wt = tag & 7;
+      if (wt == ProtoReader.LEN && (tag >>> 3) == 1) {
+        nOff = sub.lengthDelimited();
+        nLen = sub.pos - nOff;
+      } else if (wt == ProtoReader.LEN && (tag >>> 3) == 2) {
+        vOff = sub.lengthDelimited();
+        vLen = sub.pos - vOff;
+      } else {
+        sub.skip(wt);
+      }
+    }
+    if (labels * 4 == labelPos.length) {
+      labelPos = Arrays.copyOf(labelPos, labelPos.length * 2);
+    }
+    int p = labels * 4;
+    labelPos[p] = nOff;
+    labelPos[p + 1] = nLen;
+    labelPos[p + 2] = vOff;
+    labelPos[p + 3] = vLen;
+    if (labels > 0 && sortedUnique) {
+      sortedUnique = compareBytes(labelPos[p - 4], labelPos[p - 3], nOff, nLen) < 0;
+    }
+    labels++;
+    int hn = 0;
+    int bits = 0;
+    for (int i = nOff, end = nOff + nLen; i < end; i++) {
+      byte c = buf[i];
+      bits |= c;
+      hn = 31 * hn + c;
+    }
+    int hv = 0;
+    for (int i = vOff, end = vOff + vLen; i < end; i++) {
+      byte c = buf[i];
+      bits |= c;
+      hv = 31 * hv + c;
+    }
+    if (bits < 0) {
+      ascii = false;
+    }
+    hash = 31 * (31 * hash + hn) + hv;
+    maxNameLength = Math.max(maxNameLength, nLen);
+    maxValueLength = Math.max(maxValueLength, vLen);
+    emptyValue |= vLen == 0;
+  }
+
+  private int compareBytes(int aOff, int aLen, int bOff, int bLen) {
+    int n = Math.min(aLen, bLen);
+    for (int i = 0; i < n; i++) {
+      int c = (buf[aOff + i] & 0xff) - (buf[bOff + i] & 0xff);
+      if (c != 0) {
+        return c;
+      }
+    }
+    return aLen - bLen;
+  }
+
+  private void sample(int off, int len) {
+    sub.reset(buf, off, len);
+    long t = 0;
+    long v = 0;
+    while (sub.more()) {
+      int tag = sub.tag();
+      int wt = tag & 7;
+      if (wt == ProtoReader.FIXED64 && (tag >>> 3) == 1) {
+        v = sub.fixed64();
+      } else if (wt == ProtoReader.VARINT && (tag >>> 3) == 2) {
+        t = sub.varint();
+      } else {
+        sub.skip(wt);
+      }
+    }
+    if (samples == ts.length) {
+      ts = Arrays.copyOf(ts, samples * 2);
+      vs = Arrays.copyOf(vs, samples * 2);
+    }
+    ts[samples] = t;
+    vs[samples] = Double.longBitsToDouble(v);
+    samples++;
+  }
+
+  public int labelCount() {
+    return labels;
+  }
+
+  public int samples() {
+    return samples;
+  }
+
+  public long timestamp(int i) {
+    return ts[i];
+  }
+
+  public double value(int i) {
+    return vs[i];
+  }
+
+  public int histograms() {
+    return histograms;
+  }
+
+  /** Longest label name in bytes (characters when {@link #hasKey()}). */
+  public int maxNameLength() {
+    return maxNameLength;
+  }
+
+  /** Longest label value in bytes (characters when {@link #hasKey()}). */
+  public int maxValueLength() {
+    return maxValueLength;
+  }
+
+  public boolean hasEmptyValue() {
+    return emptyValue;
+  }
+
+  /** Whether {@link #key()} may be used: all labels ASCII, names sorted and unique. */
+  public boolean hasKey() {
+    return ascii && sortedUnique;
+  }
+
+  /**
+   * The hash {@link Labels#hashCode()} has for these labels once sorted; computed without Strings
+   * when {@link #hasKey()}, else by building them.
+   */
+  public int labelsHash() {
+    if (hasKey()) {
+      return hash;
+    }
+    String[] p = pairs();
+    Labels.sortPairs(p);
+    return Arrays.hashCode(p);
+  }
+
+  /** A stand-in for the {@link Labels} of this series in hash lookups; valid until the next reset. */
+  public Object key() {
+    if (!hasKey()) {
+      throw new IllegalStateException("labels are not ASCII, sorted and unique: build them with pairs()");
+    }
+    return key;
+  }
+
+  /**
+   * The labels as an interleaved name/value array in wire order (not sorted, not validated).
+   *
+   * @throws WireFormatException when a label is not valid UTF-8
+   */
+  public String[] pairs() {
+    String[] out = new String[labels * 2];
+    for (int i = 0; i < labels * 2; i++) {
+      out[i] = string(labelPos[2 * i], labelPos[2 * i + 1]);
+    }
+    return out;
+  }
+
+  private String string(int off, int len) {
+    if (ascii) {
+      return new String(buf, off, len, StandardCharsets.ISO_8859_1);
+    }
+    CharsetDecoder d = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+        .onUnmappableCharacter(CodingErrorAction.REPORT);
+    try {
+      return d.decode(ByteBuffer.wrap(buf, off, len)).toString();
+    } catch (CharacterCodingException e) {
+      throw new WireFormatException("label is not valid UTF-8");
+    }
+  }
+
+  /** Equal to a {@link Labels} with the same names and values in the same (sorted) order. */
+  private final class Key {
+    @Override
+    public int hashCode() {
+      return hash;
+    }
+
+    @Override
+    public boolean equals(@Nullable Object o) {
+      if (!(o instanceof Labels l) || l.hashCode() != hash || l.size() != labels) {
+        return false;
+      }
+      byte[] wire = l.wireEncoding();
+      if (wire != null && labelsContiguous && labelsStart >= 0) {
+        // Equal bytes are equal labels. Unequal bytes may still be equal labels in a
+        // non-canonical encoding: the caller then takes the slow path, which finds the series.
+        return Arrays.equals(buf, labelsStart, labelsEnd, wire, 0, wire.length);
+      }
+      String[] p = l.pairsUnsafe();
+      for (int i = 0; i < p.length; i++) {
+        if (!sameAscii(p[i], labelPos[2 * i], labelPos[2 * i + 1])) {
+          return false;
+        }
+      }
+      return true;
+    }
+
+    private boolean sameAscii(String s, int off, int len) {
+      if (s.length() != len) {
+        return false;
+      }
+      for (int i = 0; i < len; i++) {
+        if (s.charAt(i) != buf[off + i]) {
+          return false;
+        }
+      }
+      return true;
+    }
+
+    @Override
+    public String toString() {
+      return "WireSeries.Key(" + String.join(",", pairs()) + ")";
+    }
+  }
+}
