@@ -97,8 +97,8 @@ public record IngestStorageConfig(boolean enabled, KafkaConfig kafka, boolean pu
       autoCreatePartitions = fs.integer(k + "auto-create-topic-default-partitions", 128,
           "Partitions of an auto-created topic (at least the number of ingester IDs per zone).");
       concurrency = fs.integer(k + "ingestion-concurrency-max", 8, "Shard workers appending consumed series to"
-          + " storage, at most one per CPU (records are also decoded this concurrently); 0 consumes in one"
-          + " sequential loop.");
+          + " storage, at most the number of CPUs less one (records are decoded as concurrently); 0 consumes"
+          + " in one sequential loop.");
       fetchConcurrency = fs.integer(k + "fetch-concurrency-max", 0, "Consumers fetching consecutive ranges of the"
           + " partition in parallel while the reader is far behind (start-up catch-up), handed over in offset"
           + " order; 0 or 1 fetches with one consumer. Helps when fetch latency, not processing, limits catch-up.");

@@ -143,6 +143,10 @@ public final class CompareRunner {
     ratio("RSS bytes/series, Weir / VictoriaMetrics", "mem.weir.bytes_per_series", "mem.victoria.bytes_per_series");
     ratio("Kafka catch-up MB/s, Weir / Kafka's consumer tool", "kafka.weir.mb_per_s", "kafka.tool.mb_per_s");
     ratio("Kafka catch-up MB/s, Weir / Weir sequential", "kafka.weir.mb_per_s", "kafka.sequential.mb_per_s");
+    ratio("Kafka catch-up MB/s, Weir + fetchers / Kafka's consumer tool", "kafka.fetchers.mb_per_s",
+        "kafka.tool.mb_per_s");
+    ratio("Kafka catch-up MB/s, Weir + fetchers / Weir sequential", "kafka.fetchers.mb_per_s",
+        "kafka.sequential.mb_per_s");
   }
 
   void ratio(String what, String a, String b) {
@@ -438,20 +442,24 @@ public final class CompareRunner {
       }
       out(String.format("backlog: %d records, %.0f MB, %d samples (%.0f B/sample)", records, bytes / 1e6, samples,
           (double) bytes / samples));
-      out(String.format("%-24s %10s %12s %10s %12s %12s", "consumer", "MB/s", "samples/s", "CPU s", "peak RSS MB",
+      out(String.format("%-48s %10s %12s %10s %12s %12s", "consumer", "MB/s", "samples/s", "CPU s", "peak RSS MB",
           "seconds"));
       String tool = broker.run(List.of("org.apache.kafka.tools.ConsumerPerformance", "--bootstrap-server",
           broker.bootstrap(), "--topic", topic, "--messages", String.valueOf(records), "--timeout", "120000",
           "--group", "perf-" + System.nanoTime()), 300);
       double toolMb = parseToolMbPerSec(tool);
       value("kafka.tool.mb_per_s", toolMb);
-      out(String.format("%-24s %10.1f %12.0f %10s %12s %12.1f", "kafka-consumer-perf-test", toolMb,
+      out(String.format("%-48s %10.1f %12.0f %10s %12s %12.1f", "kafka-consumer-perf-test", toolMb,
           toolMb * 1e6 / ((double) bytes / samples), "-", "-", bytes / 1e6 / toolMb));
       String concurrency = opts.getOrDefault("concurrency", "8");
+      String fetchers = opts.getOrDefault("fetchConcurrency", "4");
       List<String[]> variants = new ArrayList<>();
-      variants.add(new String[] {"weir", concurrency});
+      variants.add(new String[] {"weir", concurrency, "0"});
+      if (!fetchers.equals("0")) {
+        variants.add(new String[] {"fetchers", concurrency, fetchers});
+      }
       if (!opts.containsKey("skipSequential")) {
-        variants.add(new String[] {"sequential", "0"});
+        variants.add(new String[] {"sequential", "0", "0"});
       }
       for (String[] variant : variants) {
         Path dir = work.resolve("kafka-" + variant[0]);
@@ -460,12 +468,15 @@ public final class CompareRunner {
             "--ingest-storage.kafka.topic=" + topic, "--ingest-storage.kafka.consume-from-position-at-startup=start",
             "--ingest-storage.kafka.consumer-group=bench-" + variant[0] + "-" + System.nanoTime(),
             "--ingest-storage.kafka.ingestion-concurrency-max=" + variant[1],
+            "--ingest-storage.kafka.fetch-concurrency-max=" + variant[2],
             "--ingest-storage.kafka.ingestion-concurrency-batch-size=" + opts.getOrDefault("batchSize", "150"),
             "--auth.multitenancy-enabled=false",
             "--ingester.partition-ring.min-partition-owners-duration=0s");
         try {
           double cpuStart = Double.NaN;
           long peakRss = 0;
+          double peakBuffered = 0;
+          long polls = 0;
           Instant deadline = Instant.now().plus(Duration.ofMinutes(15));
           while (Instant.now().isBefore(deadline)) {
             String log = w.log();
@@ -473,6 +484,16 @@ public final class CompareRunner {
               cpuStart = ProcStats.cpuSeconds(w.pid());
             }
             peakRss = Math.max(peakRss, ProcStats.rssBytes(w.pid()));
+            if (polls++ % 10 == 0 && !Double.isNaN(cpuStart)) {
+              try {
+                double b = w.metric("weir_ingest_storage_reader_buffered_bytes{partition=\"0\"}");
+                if (!Double.isNaN(b)) {
+                  peakBuffered = Math.max(peakBuffered, b);
+                }
+              } catch (Exception e) {
+                // not serving yet
+              }
+            }
             if (log.contains("partition reader caught up")) {
               break;
             }
@@ -481,9 +502,11 @@ public final class CompareRunner {
           double cpu = ProcStats.cpuSeconds(w.pid()) - cpuStart;
           double secs = between(w.log(), "partition reader starting", "partition reader caught up");
           double mbps = bytes / 1e6 / secs;
+          maxBufferedSeen = Math.max(maxBufferedSeen, peakBuffered);
           value("kafka." + variant[0] + ".mb_per_s", mbps);
-          out(String.format("%-24s %10.1f %12.0f %10.1f %12.0f %12.1f", "weir " + (variant[1].equals("0")
-              ? "sequential (concurrency 0)" : "pipelined (concurrency " + variant[1] + ")"), mbps, samples / secs, cpu,
+          out(String.format("%-48s %10.1f %12.0f %10.1f %12.0f %12.1f", "weir " + (variant[1].equals("0")
+              ? "sequential (concurrency 0)" : "pipelined (concurrency " + variant[1] + ")")
+              + (variant[2].equals("0") ? "" : " + " + variant[2] + " fetchers"), mbps, samples / secs, cpu,
               peakRss / 1e6, secs));
         } finally {
           if (opts.containsKey("jfr")) {
@@ -492,8 +515,13 @@ public final class CompareRunner {
           w.close();
         }
       }
+      out(String.format("memory bound: at most %.1f MB of records in a reader pipeline (sampled), against"
+          + " --ingest-storage.kafka.max-buffered-bytes = 104.9 MB, for a %d MB backlog", maxBufferedSeen / 1e6, mb));
     }
   }
+
+  /** The most record bytes seen in a reader pipeline during the catch-ups (sampled from /metrics). */
+  double maxBufferedSeen;
 
   static double parseToolMbPerSec(String out) {
     // start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, ...
