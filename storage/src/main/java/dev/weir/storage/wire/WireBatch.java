@@ -7,6 +7,7 @@ import dev.weir.proto.prompb.WriteRequest;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Series of remote-write requests kept as their protobuf bytes: for each series the buffer, the
@@ -31,6 +32,8 @@ public final class WireBatch {
   private long samples;
   private List<MetricMetadata> metadata = List.of();
   private boolean hashed = true;
+  /** Per series {@link WireSeries#SAVED_INTS} label facts from {@link #parse}, or null (scanned batches). */
+  private int @Nullable [] saved;
 
   public WireBatch() {
     this(16);
@@ -64,6 +67,7 @@ public final class WireBatch {
         int s = r.lengthDelimited();
         cursor.reset(buf, s, r.pos - s);
         b.add(buf, s, r.pos - s, cursor.labelsHash(), cursor.samples() + cursor.histograms());
+        b.save(cursor);
       } else if (wt == ProtoReader.LEN && field == WRITE_REQUEST_METADATA) {
         r.lengthDelimited();
         hasMetadata = true;
@@ -131,8 +135,32 @@ public final class WireBatch {
 
   /** Series {@code i} of another batch. */
   public void add(WireBatch from, int i) {
+    boolean keep = from.saved != null && (size == 0 || saved != null);
     hashed &= from.hashed;
     add(from.bufs[i], from.offs[i], from.lens[i], from.hashes[i], from.sampleCounts[i]);
+    if (keep) {
+      int[] dst = savedFor(size - 1);
+      System.arraycopy(from.saved, i * WireSeries.SAVED_INTS, dst, (size - 1) * WireSeries.SAVED_INTS,
+          WireSeries.SAVED_INTS);
+    } else {
+      saved = null;
+    }
+  }
+
+  private void save(WireSeries cursor) {
+    cursor.saveLabels(savedFor(size - 1), (size - 1) * WireSeries.SAVED_INTS);
+  }
+
+  private int[] savedFor(int i) {
+    int need = (i + 1) * WireSeries.SAVED_INTS;
+    int[] a = saved;
+    if (a == null) {
+      a = new int[Math.max(need, offs.length * WireSeries.SAVED_INTS)];
+    } else if (a.length < need) {
+      a = Arrays.copyOf(a, Math.max(need, a.length * 2));
+    }
+    saved = a;
+    return a;
   }
 
   private void add(byte[] buf, int off, int len, int hash, int sampleCount) {
@@ -185,6 +213,10 @@ public final class WireBatch {
 
   /** Points {@code cursor} at series {@code i}. */
   public WireSeries read(int i, WireSeries cursor) {
+    int[] s = saved;
+    if (s != null && hashed) {
+      return cursor.resetKnownLabels(bufs[i], offs[i], lens[i], hashes[i], s, i * WireSeries.SAVED_INTS);
+    }
     return cursor.reset(bufs[i], offs[i], lens[i]);
   }
 

@@ -55,6 +55,13 @@ public final class WireSeries {
   private int labelsStart;
   private int labelsEnd;
   private boolean labelsContiguous;
+  /** False after {@link #resetKnownLabels}: label positions must be read before they are used. */
+  private boolean labelsRead;
+  private int seriesOff;
+  private int seriesLen;
+
+  /** Ints {@link #saveLabels} writes per series. */
+  public static final int SAVED_INTS = 6;
 
   /**
    * Reads the series in {@code b[off, off+len)}.
@@ -63,6 +70,9 @@ public final class WireSeries {
    */
   public WireSeries reset(byte[] b, int off, int len) {
     buf = b;
+    seriesOff = off;
+    seriesLen = len;
+    labelsRead = true;
     labels = 0;
     samples = 0;
     histograms = 0;
@@ -101,6 +111,69 @@ public final class WireSeries {
       }
     }
     return this;
+  }
+
+  /**
+   * Saves what was read about the labels (positions of their bytes, count, longest name and
+   * value, flags) into {@code into[at, at + SAVED_INTS)}, for {@link #resetKnownLabels}.
+   */
+  public void saveLabels(int[] into, int at) {
+    into[at] = labelsStart;
+    into[at + 1] = labelsEnd;
+    into[at + 2] = labels;
+    into[at + 3] = maxNameLength;
+    into[at + 4] = maxValueLength;
+    into[at + 5] = (ascii ? 1 : 0) | (sortedUnique ? 2 : 0) | (labelsContiguous ? 4 : 0) | (emptyValue ? 8 : 0);
+  }
+
+  /**
+   * Like {@link #reset} for a series read before, whose label facts were saved with
+   * {@link #saveLabels} (and whose {@link #labelsHash()} was {@code hash}): only the samples are
+   * read now; the labels' positions are read again only if something needs them ({@link #pairs()},
+   * or a key compared with labels that carry no wire encoding).
+   *
+   * @throws WireFormatException when the bytes are not a well-formed TimeSeries
+   */
+  public WireSeries resetKnownLabels(byte[] b, int off, int len, int savedHash, int[] saved, int at) {
+    buf = b;
+    seriesOff = off;
+    seriesLen = len;
+    labelsRead = false;
+    labelsStart = saved[at];
+    labelsEnd = saved[at + 1];
+    labels = saved[at + 2];
+    maxNameLength = saved[at + 3];
+    maxValueLength = saved[at + 4];
+    int flags = saved[at + 5];
+    ascii = (flags & 1) != 0;
+    sortedUnique = (flags & 2) != 0;
+    labelsContiguous = (flags & 4) != 0;
+    emptyValue = (flags & 8) != 0;
+    hash = savedHash;
+    samples = 0;
+    histograms = 0;
+    r.reset(b, off, len);
+    while (r.more()) {
+      int tag = r.tag();
+      int field = tag >>> 3;
+      int wt = tag & 7;
+      if (wt == ProtoReader.LEN && field == TIME_SERIES_SAMPLES) {
+        int s = r.lengthDelimited();
+        sample(s, r.pos - s);
+      } else if (wt == ProtoReader.LEN && field == TIME_SERIES_HISTOGRAMS) {
+        r.lengthDelimited();
+        histograms++;
+      } else {
+        r.skip(wt); // labels (known), exemplars and unknown fields
+      }
+    }
+    return this;
+  }
+
+  private void ensureLabelsRead() {
+    if (!labelsRead) {
+      reset(buf, seriesOff, seriesLen);
+    }
   }
 
   private void label(int off, int len) {
@@ -257,6 +330,7 @@ public final class WireSeries {
    * @throws WireFormatException when a label is not valid UTF-8
    */
   public String[] pairs() {
+    ensureLabelsRead();
     String[] out = new String[labels * 2];
     for (int i = 0; i < labels * 2; i++) {
       out[i] = string(labelPos[2 * i], labelPos[2 * i + 1]);
@@ -295,6 +369,7 @@ public final class WireSeries {
         // non-canonical encoding: the caller then takes the slow path, which finds the series.
         return Arrays.equals(buf, labelsStart, labelsEnd, wire, 0, wire.length);
       }
+      ensureLabelsRead();
       String[] p = l.pairsUnsafe();
       for (int i = 0; i < p.length; i++) {
         if (!sameAscii(p[i], labelPos[2 * i], labelPos[2 * i + 1])) {

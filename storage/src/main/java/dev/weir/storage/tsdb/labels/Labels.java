@@ -44,25 +44,33 @@ public final class Labels implements Comparable<Labels> {
    * ({@link #wireEncoding()}); about as many bytes again as the label text.
    */
   public static Labels withWireEncoding(Labels l) {
-    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(64);
+    byte[][] enc = new byte[l.pairs.length][];
+    int total = 0;
     for (int i = 0; i < l.pairs.length; i += 2) {
-      byte[] n = l.pairs[i].getBytes(java.nio.charset.StandardCharsets.UTF_8);
-      byte[] v = l.pairs[i + 1].getBytes(java.nio.charset.StandardCharsets.UTF_8);
-      int len = field(n) + field(v);
-      out.write(0x0a);
-      varint(out, len);
-      if (n.length > 0) {
-        out.write(0x0a);
-        varint(out, n.length);
-        out.writeBytes(n);
-      }
-      if (v.length > 0) {
-        out.write(0x12);
-        varint(out, v.length);
-        out.writeBytes(v);
-      }
+      enc[i] = l.pairs[i].getBytes(java.nio.charset.StandardCharsets.UTF_8);
+      enc[i + 1] = l.pairs[i + 1].getBytes(java.nio.charset.StandardCharsets.UTF_8);
+      int inner = field(enc[i]) + field(enc[i + 1]);
+      total += 1 + varintSize(inner) + inner;
     }
-    return new Labels(l.pairs, out.toByteArray());
+    byte[] out = new byte[total];
+    int p = 0;
+    for (int i = 0; i < enc.length; i += 2) {
+      out[p++] = 0x0a;
+      p = varint(out, p, field(enc[i]) + field(enc[i + 1]));
+      p = put(out, p, 0x0a, enc[i]);
+      p = put(out, p, 0x12, enc[i + 1]);
+    }
+    return new Labels(l.pairs, out);
+  }
+
+  private static int put(byte[] out, int p, int tag, byte[] b) {
+    if (b.length == 0) {
+      return p;
+    }
+    out[p++] = (byte) tag;
+    p = varint(out, p, b.length);
+    System.arraycopy(b, 0, out, p, b.length);
+    return p + b.length;
   }
 
   private static int field(byte[] b) {
@@ -78,12 +86,13 @@ public final class Labels implements Comparable<Labels> {
     return n;
   }
 
-  private static void varint(java.io.ByteArrayOutputStream out, int v) {
+  private static int varint(byte[] out, int p, int v) {
     while ((v & ~0x7f) != 0) {
-      out.write((v & 0x7f) | 0x80);
+      out[p++] = (byte) ((v & 0x7f) | 0x80);
       v >>>= 7;
     }
-    out.write(v);
+    out[p++] = (byte) v;
+    return p;
   }
 
   /** The encoding made by {@link #withWireEncoding}, or null; callers must not modify it. */
