@@ -484,7 +484,8 @@ public final class CompareRunner {
               cpuStart = ProcStats.cpuSeconds(w.pid());
             }
             peakRss = Math.max(peakRss, ProcStats.rssBytes(w.pid()));
-            if (polls++ % 10 == 0 && !Double.isNaN(cpuStart)) {
+            // Every ~2 s, like a fast scrape: /metrics walks every series for its gauges.
+            if (polls++ % 100 == 0 && !Double.isNaN(cpuStart)) {
               try {
                 double b = w.metric("weir_ingest_storage_reader_buffered_bytes{partition=\"0\"}");
                 if (!Double.isNaN(b)) {
