@@ -2,7 +2,6 @@ package dev.weir.ingester.push;
 
 import dev.weir.ingester.lifecycle.Service;
 import dev.weir.ingester.logging.RateLimitedLog;
-import dev.weir.proto.prompb.Sample;
 import dev.weir.proto.prompb.TimeSeries;
 import dev.weir.proto.prompb.WriteRequest;
 import dev.weir.storage.errors.ClientErrorException;
@@ -23,6 +22,8 @@ import java.nio.file.Files;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import java.util.function.IntToDoubleFunction;
+import java.util.function.IntToLongFunction;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -126,28 +127,8 @@ public final class Ingester implements Service, PushHandler {
         errors.add(e.reason(), ts.getSamplesCount() + ts.getHistogramsCount(), e.getMessage());
         continue;
       }
-      if (ts.getHistogramsCount() > 0) {
-        errors.add("native_histogram_unsupported", ts.getHistogramsCount(),
-            "native histogram samples are not supported yet, series: '" + Validator.seriesText(labels) + "'");
-      }
-      MemSeries series = null;
-      for (int i = 0; i < ts.getSamplesCount(); i++) {
-        Sample s = ts.getSamples(i);
-        if (s.getTimestamp() > maxTime) {
-          errors.add("sample_too_far_in_future", 1, "received a sample whose timestamp is too far in the"
-              + " future, timestamp: " + s.getTimestamp() + ", series: '" + Validator.seriesText(labels) + "'");
-          continue;
-        }
-        if (series == null) {
-          try {
-            series = app.series(labels);
-          } catch (ClientErrorException e) {
-            errors.add(e.reason(), ts.getSamplesCount() - i, e.getMessage());
-            break;
-          }
-        }
-        app.add(series, s.getTimestamp(), s.getValue());
-      }
+      appendSeries(app, null, labels, ts.getHistogramsCount(), ts.getSamplesCount(),
+          i -> ts.getSamples(i).getTimestamp(), i -> ts.getSamples(i).getValue(), maxTime, errors);
     }
     finish(tenant, app.commit(durable), request.getMetadataList(), errors);
   }
@@ -204,29 +185,40 @@ public final class Ingester implements Service, PushHandler {
           continue;
         }
       }
-      if (ws.histograms() > 0) {
-        errors.add("native_histogram_unsupported", ws.histograms(),
-            "native histogram samples are not supported yet, series: '" + Validator.seriesText(labels) + "'");
-      }
-      for (int i = 0; i < ws.samples(); i++) {
-        long t = ws.timestamp(i);
-        if (t > maxTime) {
-          errors.add("sample_too_far_in_future", 1, "received a sample whose timestamp is too far in the"
-              + " future, timestamp: " + t + ", series: '" + Validator.seriesText(labels) + "'");
-          continue;
-        }
-        if (series == null) {
-          try {
-            series = app.series(labels);
-          } catch (ClientErrorException e) {
-            errors.add(e.reason(), ws.samples() - i, e.getMessage());
-            break;
-          }
-        }
-        app.add(series, t, ws.value(i));
-      }
+      appendSeries(app, series, labels, ws.histograms(), ws.samples(), ws::timestamp, ws::value, maxTime, errors);
     }
     finish(tenant, app.commit(durable), batch.metadata(), errors);
+  }
+
+  /**
+   * Adds one validated series' samples to the appender: histograms are refused (unsupported),
+   * samples too far in the future are refused, and the series is created (when {@code known} is
+   * null) at its first acceptable sample, so a series whose samples are all refused is not created.
+   */
+  private static void appendSeries(Appender app, @Nullable MemSeries known, Labels labels, int histograms,
+      int samples, IntToLongFunction timestamp, IntToDoubleFunction value, long maxTime, PushErrors errors) {
+    if (histograms > 0) {
+      errors.add("native_histogram_unsupported", histograms,
+          "native histogram samples are not supported yet, series: '" + Validator.seriesText(labels) + "'");
+    }
+    MemSeries series = known;
+    for (int i = 0; i < samples; i++) {
+      long t = timestamp.applyAsLong(i);
+      if (t > maxTime) {
+        errors.add("sample_too_far_in_future", 1, "received a sample whose timestamp is too far in the"
+            + " future, timestamp: " + t + ", series: '" + Validator.seriesText(labels) + "'");
+        continue;
+      }
+      if (series == null) {
+        try {
+          series = app.series(labels);
+        } catch (ClientErrorException e) {
+          errors.add(e.reason(), samples - i, e.getMessage());
+          break;
+        }
+      }
+      app.add(series, t, value.applyAsDouble(i));
+    }
   }
 
   private static final ThreadLocal<WireSeries> CURSOR = ThreadLocal.withInitial(WireSeries::new);

@@ -56,8 +56,27 @@ public final class WireBatch {
    * @throws WireFormatException when the bytes are not a well-formed WriteRequest
    */
   public static WireBatch parse(byte[] buf, WireSeries cursor) {
+    return readRequest(buf, cursor);
+  }
+
+  /**
+   * Reads a {@code prometheus.WriteRequest} lightly: the series' positions and sample counts, and
+   * the metadata; labels and samples are checked only when the series are read, so a consumer
+   * must be ready for {@link WireFormatException} from {@link #read} and store nothing of the
+   * batch then. Series hashes are not computed.
+   *
+   * @throws WireFormatException when the request's or a series' top-level structure is broken
+   */
+  public static WireBatch scan(byte[] buf) {
+    return readRequest(buf, null);
+  }
+
+  /** {@link #parse} with a cursor, {@link #scan} without. */
+  private static WireBatch readRequest(byte[] buf, @Nullable WireSeries cursor) {
     WireBatch b = new WireBatch(Math.min(4096, 16 + buf.length / 128));
+    b.hashed = cursor != null;
     ProtoReader r = new ProtoReader().reset(buf, 0, buf.length);
+    ProtoReader series = new ProtoReader();
     boolean hasMetadata = false;
     while (r.more()) {
       int tag = r.tag();
@@ -65,9 +84,13 @@ public final class WireBatch {
       int wt = tag & 7;
       if (wt == ProtoReader.LEN && field == WRITE_REQUEST_TIMESERIES) {
         int s = r.lengthDelimited();
-        cursor.reset(buf, s, r.pos - s);
-        b.add(buf, s, r.pos - s, cursor.labelsHash(), cursor.samples() + cursor.histograms());
-        b.save(cursor);
+        if (cursor != null) {
+          cursor.reset(buf, s, r.pos - s);
+          b.add(buf, s, r.pos - s, cursor.labelsHash(), cursor.samples() + cursor.histograms());
+          b.save(cursor);
+        } else {
+          b.add(buf, s, r.pos - s, 0, countSamples(series.reset(buf, s, r.pos - s)));
+        }
       } else if (wt == ProtoReader.LEN && field == WRITE_REQUEST_METADATA) {
         r.lengthDelimited();
         hasMetadata = true;
@@ -85,52 +108,18 @@ public final class WireBatch {
     return b;
   }
 
-  /**
-   * Reads a {@code prometheus.WriteRequest} lightly: the series' positions and sample counts, and
-   * the metadata; labels and samples are checked only when the series are read, so a consumer
-   * must be ready for {@link WireFormatException} from {@link #read} and store nothing of the
-   * batch then. Series hashes are not computed.
-   *
-   * @throws WireFormatException when the request's or a series' top-level structure is broken
-   */
-  public static WireBatch scan(byte[] buf) {
-    WireBatch b = new WireBatch(Math.min(4096, 16 + buf.length / 128));
-    b.hashed = false;
-    ProtoReader r = new ProtoReader().reset(buf, 0, buf.length);
-    ProtoReader series = new ProtoReader();
-    boolean hasMetadata = false;
-    while (r.more()) {
-      int tag = r.tag();
-      int field = tag >>> 3;
-      int wt = tag & 7;
-      if (wt == ProtoReader.LEN && field == WRITE_REQUEST_TIMESERIES) {
-        int s = r.lengthDelimited();
-        series.reset(buf, s, r.pos - s);
-        int samples = 0;
-        while (series.more()) {
-          int t = series.tag();
-          int f = t >>> 3;
-          if ((t & 7) == ProtoReader.LEN && (f == 2 || f == 4)) {
-            samples++;
-          }
-          series.skip(t & 7);
-        }
-        b.add(buf, s, r.pos - s, 0, samples);
-      } else if (wt == ProtoReader.LEN && field == WRITE_REQUEST_METADATA) {
-        r.lengthDelimited();
-        hasMetadata = true;
-      } else {
-        r.skip(wt);
+  /** Samples and histograms of a series, from its top-level fields only. */
+  private static int countSamples(ProtoReader series) {
+    int samples = 0;
+    while (series.more()) {
+      int t = series.tag();
+      int f = t >>> 3;
+      if ((t & 7) == ProtoReader.LEN && (f == 2 || f == 4)) {
+        samples++;
       }
+      series.skip(t & 7);
     }
-    if (hasMetadata) {
-      try {
-        b.metadata = WriteRequest.parseFrom(buf).getMetadataList();
-      } catch (InvalidProtocolBufferException e) {
-        throw new WireFormatException("invalid request: " + e.getMessage());
-      }
-    }
-    return b;
+    return samples;
   }
 
   /** Series {@code i} of another batch. */
