@@ -42,13 +42,15 @@ import org.xerial.snappy.Snappy;
  *   <li>RSS per active series after a million series, for the same three;
  *   <li>WAL replay and start-up of Weir's million-series head;
  *   <li>Kafka catch-up of a ≥1 GB one-partition backlog: Kafka's own consumer performance tool,
- *       Weir's pipelined reader, and Weir's sequential loop;
+ *       Weir's pipelined reader (also with concurrent fetchers), and Weir's sequential loop, with
+ *       the reader's pipeline bytes sampled against its bound;
  *   <li>end-to-end latency in Kafka mode (push → visible in a query) at half the sustainable load.
  * </ol>
  *
  * Prints every measurement and the ratios; the table in docs/benchmarks.md is copied from it.
  * Options: {@code series=100000 samples=40 connections=4 memorySeries=1000000 kafkaMb=1024
- * only=rw,mem,kafka,e2e}.
+ * only=rw,mem,kafka,e2e systems=weir,weir-fsync-interval,prometheus,victoria concurrency=8
+ * fetchConcurrency=4 batchSize=150 skipSequential=1 jfr=true} (a JFR recording per Weir process).
  */
 public final class CompareRunner {
   /** The JVM options bin/weir starts Weir with (its {@code default_opts} line), so the benchmark measures them. */
