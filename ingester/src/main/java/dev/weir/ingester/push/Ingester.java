@@ -113,12 +113,11 @@ public final class Ingester implements Service, PushHandler {
    * false and calls {@link Tsdb#sync()} before committing offsets instead).
    */
   public void push(String tenant, WriteRequest request, boolean durable) {
-    Limits l = limits.apply(tenant);
-    TenantHead head = tsdb.head(tenant);
-    metrics.tenantHead(head);
-    Appender app = head.appender();
-    PushErrors errors = new PushErrors(tenant, metrics, clientErrorLog);
-    long maxTime = wallClock.getAsLong() + l.creationGracePeriod().toMillis();
+    Scope sc = begin(tenant);
+    Limits l = sc.limits();
+    Appender app = sc.app();
+    PushErrors errors = sc.errors();
+    long maxTime = sc.maxTime();
     for (TimeSeries ts : request.getTimeseriesList()) {
       Labels labels;
       try {
@@ -147,12 +146,11 @@ public final class Ingester implements Service, PushHandler {
    * full validation.
    */
   public void push(String tenant, WireBatch batch, boolean durable) {
-    Limits l = limits.apply(tenant);
-    TenantHead head = tsdb.head(tenant);
-    metrics.tenantHead(head);
-    Appender app = head.appender();
-    PushErrors errors = new PushErrors(tenant, metrics, clientErrorLog);
-    long maxTime = wallClock.getAsLong() + l.creationGracePeriod().toMillis();
+    Scope sc = begin(tenant);
+    Limits l = sc.limits();
+    Appender app = sc.app();
+    PushErrors errors = sc.errors();
+    long maxTime = sc.maxTime();
     WireSeries ws = CURSOR.get();
     for (int k = 0; k < batch.size(); k++) {
       try {
@@ -188,6 +186,17 @@ public final class Ingester implements Service, PushHandler {
       appendSeries(app, series, labels, ws.histograms(), ws.samples(), ws::timestamp, ws::value, maxTime, errors);
     }
     finish(tenant, app.commit(durable), batch.metadata(), errors);
+  }
+
+  /** What one push works with: the tenant's limits and head, an appender, its errors, the newest time allowed. */
+  private record Scope(Limits limits, Appender app, PushErrors errors, long maxTime) {}
+
+  private Scope begin(String tenant) {
+    Limits l = limits.apply(tenant);
+    TenantHead head = tsdb.head(tenant);
+    metrics.tenantHead(head);
+    return new Scope(l, head.appender(), new PushErrors(tenant, metrics, clientErrorLog),
+        wallClock.getAsLong() + l.creationGracePeriod().toMillis());
   }
 
   /**

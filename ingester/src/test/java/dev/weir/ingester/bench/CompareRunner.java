@@ -165,11 +165,20 @@ public final class CompareRunner {
 
   // ---------------------------------------------------------------- remote write
 
-  /** A system under test that takes remote write. */
-  interface Target extends AutoCloseable {
-    String pushUrl();
+  /** A system under test that takes remote write: where to push, its process, how to stop it. */
+  record Target(String pushUrl, long pid, AutoCloseable stopper) implements AutoCloseable {
+    @Override
+    public void close() throws Exception {
+      stopper.close();
+    }
+  }
 
-    long pid();
+  /** Stops a Weir process; with {@code jfr} by SIGTERM first, since the recording is written at exit. */
+  void stop(WeirProcess w) throws Exception {
+    if (opts.containsKey("jfr")) {
+      w.terminate(Duration.ofMinutes(1));
+    }
+    w.close();
   }
 
   Target start(String system, String name) throws Exception {
@@ -184,39 +193,12 @@ public final class CompareRunner {
             // alone still loses nothing acknowledged; a power loss may lose the last second).
             "--blocks-storage.tsdb.wal-fsync=" + (system.equals("weir") ? "always" : "interval"));
         w.awaitReady(Duration.ofMinutes(5));
-        return new Target() {
-          public String pushUrl() {
-            return w.httpUrl() + "/api/v1/push";
-          }
-
-          public long pid() {
-            return w.pid();
-          }
-
-          public void close() throws Exception {
-            if (opts.containsKey("jfr")) {
-              w.terminate(Duration.ofMinutes(1)); // SIGTERM: the recording is written at exit
-            }
-            w.close();
-          }
-        };
+        return new Target(w.httpUrl() + "/api/v1/push", w.pid(), () -> stop(w));
       }
       case "prometheus" -> {
         PrometheusProcess p = PrometheusProcess.start(dir, Ports.free(), "global: {scrape_interval: 1h}\n",
             "--web.enable-remote-write-receiver", "--storage.tsdb.retention.time=30d");
-        return new Target() {
-          public String pushUrl() {
-            return p.url() + "/api/v1/write";
-          }
-
-          public long pid() {
-            return p.pid();
-          }
-
-          public void close() throws Exception {
-            p.close();
-          }
-        };
+        return new Target(p.url() + "/api/v1/write", p.pid(), p::close);
       }
       case "victoria" -> {
         int port = Ports.free();
@@ -238,22 +220,12 @@ public final class CompareRunner {
           }
           Thread.sleep(100);
         }
-        return new Target() {
-          public String pushUrl() {
-            return "http://127.0.0.1:" + port + "/api/v1/write";
+        return new Target("http://127.0.0.1:" + port + "/api/v1/write", p.pid(), () -> {
+          p.destroy();
+          if (!p.waitFor(60, TimeUnit.SECONDS)) {
+            p.destroyForcibly().waitFor();
           }
-
-          public long pid() {
-            return p.pid();
-          }
-
-          public void close() throws Exception {
-            p.destroy();
-            if (!p.waitFor(60, TimeUnit.SECONDS)) {
-              p.destroyForcibly().waitFor();
-            }
-          }
-        };
+        });
       }
       default -> throw new IllegalArgumentException(system);
     }
@@ -512,10 +484,7 @@ public final class CompareRunner {
               + (variant[2].equals("0") ? "" : " + " + variant[2] + " fetchers"), mbps, samples / secs, cpu,
               peakRss / 1e6, secs));
         } finally {
-          if (opts.containsKey("jfr")) {
-            w.terminate(Duration.ofMinutes(1)); // SIGTERM: the recording is written at exit
-          }
-          w.close();
+          stop(w);
         }
       }
       out(String.format("memory bound: at most %.1f MB of records in a reader pipeline (sampled), against"
