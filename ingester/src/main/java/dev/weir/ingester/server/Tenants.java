@@ -4,6 +4,7 @@ import dev.weir.ingester.config.ConfigException;
 import dev.weir.ingester.config.Flag;
 import dev.weir.ingester.config.FlagSet;
 import dev.weir.storage.errors.ClientErrorException;
+import dev.weir.storage.tenant.TenantIds;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -15,8 +16,6 @@ import org.jspecify.annotations.Nullable;
  */
 public final class Tenants {
   public static final String HEADER = "X-Scope-OrgID";
-  /** Mimir's limit on tenant ID length. */
-  static final int MAX_LENGTH = 150;
 
   private final boolean multitenancy;
   private final String noAuthTenant;
@@ -50,23 +49,9 @@ public final class Tenants {
     return header;
   }
 
-  /** Mimir's tenant ID rules; null when valid. */
+  /** Mimir's tenant ID rules ({@link TenantIds}); null when valid. */
   static @Nullable String validate(String id) {
-    if (id.length() > MAX_LENGTH) {
-      return "longer than " + MAX_LENGTH + " characters";
-    }
-    if (id.equals(".") || id.equals("..")) {
-      return "must not be \".\" or \"..\"";
-    }
-    for (int i = 0; i < id.length(); i++) {
-      char c = id.charAt(i);
-      boolean ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-          || "!-_.*'()".indexOf(c) >= 0;
-      if (!ok) {
-        return "character '" + c + "' is not allowed (letters, digits and !-_.*'() are)";
-      }
-    }
-    return null;
+    return TenantIds.problem(id);
   }
 
   /** Flag definitions for {@link Tenants}. */

@@ -5,7 +5,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
+import java.util.function.IntFunction;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.KafkaException;
@@ -21,9 +21,11 @@ import org.slf4j.LoggerFactory;
  * order ({@code --ingest-storage.kafka.fetch-concurrency-max}, like Mimir's concurrent fetchers).
  * It helps when each fetch waits on the broker or the network rather than on the reader's CPU.
  *
- * <p>Memory is bounded: at most {@code 2 × fetchers} windows are claimed and not yet handed over,
- * and windows aim at {@code maxAheadBytes / (2 × fetchers)} bytes (sized from the record sizes
- * seen). A window whose fetch fails with anything but a transient error is handed over as that
+ * <p>Memory is bounded by {@code maxAheadBytes}: at most {@code 2 × fetchers} windows are claimed
+ * and not yet handed over, windows aim at {@code maxAheadBytes / (2 × fetchers)} bytes (sized from
+ * the record sizes seen), no new window is claimed while the records held reach {@code
+ * maxAheadBytes} (so one window's overshoot is the most it can exceed by), and each fetcher's
+ * consumer fetches at most a window's bytes at a time. A window whose fetch fails with anything but a transient error is handed over as that
  * error; the caller then falls back to its own consumer from its position. The consumers never
  * commit: offsets stay the caller's business.
  *
@@ -38,6 +40,7 @@ final class ConcurrentFetcher implements AutoCloseable {
     final long end;
     final List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
     boolean done;
+    long bytes;
     @Nullable KafkaException failure;
 
     Window(long start, long end) {
@@ -50,6 +53,8 @@ final class ConcurrentFetcher implements AutoCloseable {
   private final long to;
   private final int maxWindows;
   private final long windowBytes;
+  private final long maxAheadBytes;
+  private long heldBytes;
   private final ReaderMetrics metrics;
   private final ArrayDeque<Window> claimed = new ArrayDeque<>();
   private final List<KafkaConsumer<byte[], byte[]>> consumers = new ArrayList<>();
@@ -59,15 +64,16 @@ final class ConcurrentFetcher implements AutoCloseable {
   private volatile boolean closed;
 
   ConcurrentFetcher(TopicPartition tp, long from, long to, int fetchers, long maxAheadBytes,
-      Supplier<KafkaConsumer<byte[], byte[]>> newConsumer, ReaderMetrics metrics) {
+      IntFunction<KafkaConsumer<byte[], byte[]>> newConsumer, ReaderMetrics metrics) {
     this.tp = tp;
     this.to = to;
     this.nextStart = from;
     this.maxWindows = 2 * fetchers;
-    this.windowBytes = Math.max(1 << 20, maxAheadBytes / maxWindows);
+    this.maxAheadBytes = maxAheadBytes;
+    this.windowBytes = Math.max(64 << 10, maxAheadBytes / maxWindows);
     this.metrics = metrics;
     for (int i = 0; i < fetchers; i++) {
-      KafkaConsumer<byte[], byte[]> c = newConsumer.get();
+      KafkaConsumer<byte[], byte[]> c = newConsumer.apply((int) Math.min(8 << 20, Math.max(64 << 10, windowBytes)));
       c.assign(List.of(tp));
       consumers.add(c);
       Thread t = new Thread(() -> run(c), "partition-reader-" + tp.partition() + "-fetcher-" + i);
@@ -93,7 +99,7 @@ final class ConcurrentFetcher implements AutoCloseable {
 
   /** The next window to fetch, waiting while too many are ahead; null when the range is done. */
   private synchronized @Nullable Window claim() throws InterruptedException {
-    while (!closed && claimed.size() >= maxWindows) {
+    while (!closed && (claimed.size() >= maxWindows || heldBytes >= maxAheadBytes)) {
       wait(100);
     }
     if (closed || nextStart >= to) {
@@ -116,7 +122,7 @@ final class ConcurrentFetcher implements AutoCloseable {
           for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200)).records(tp)) {
             if (r.offset() >= w.start && r.offset() < w.end) {
               w.records.add(r);
-              bytes += (r.value() == null ? 0 : r.value().length) + (r.key() == null ? 0 : r.key().length);
+              bytes += size(r);
             }
           }
         } catch (WakeupException e) {
@@ -140,6 +146,8 @@ final class ConcurrentFetcher implements AutoCloseable {
     synchronized (this) {
       w.failure = failure;
       w.done = true;
+      w.bytes = bytes;
+      heldBytes += bytes;
       if (!w.records.isEmpty() && bytes > 0) {
         long perRecord = Math.max(1, bytes / w.records.size());
         windowRecords = (int) Math.max(10, Math.min(10_000, windowBytes / perRecord));
@@ -163,6 +171,7 @@ final class ConcurrentFetcher implements AutoCloseable {
       }
       if (w != null && w.done) {
         claimed.removeFirst();
+        heldBytes -= w.bytes;
         notifyAll();
         if (w.failure != null) {
           throw w.failure;
@@ -175,6 +184,15 @@ final class ConcurrentFetcher implements AutoCloseable {
       }
       TimeUnit.NANOSECONDS.timedWait(this, left);
     }
+  }
+
+  /** Record bytes fetched and not yet handed over (bounded by {@code maxAheadBytes} plus one window). */
+  synchronized long heldBytes() {
+    return heldBytes;
+  }
+
+  private static long size(ConsumerRecord<byte[], byte[]> r) {
+    return (r.value() == null ? 0 : r.value().length) + (r.key() == null ? 0 : r.key().length);
   }
 
   /** Whether every window of the range was handed over. */

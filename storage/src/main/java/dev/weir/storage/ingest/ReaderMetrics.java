@@ -28,6 +28,8 @@ public final class ReaderMetrics {
   final Counter fetchErrors;
   final Counter concurrentlyFetched;
   final Counter missedRecords;
+  final Counter kafkaCallErrors;
+  final Counter pipelineRestarts;
   final Timer processingLatency;
   final AtomicLong lastCommitted = new AtomicLong(-1);
   final AtomicLong lagRecords = new AtomicLong(-1);
@@ -56,6 +58,11 @@ public final class ReaderMetrics {
         "Records fetched by concurrent fetchers (fetch-concurrency-max) during start-up catch-up.");
     missedRecords = counter("weir.ingest.storage.reader.missed.records",
         "Records skipped by a gap in offsets (or deleted by retention before they were read).");
+    kafkaCallErrors = counter("weir.ingest.storage.reader.kafka.call.errors",
+        "Kafka calls of the reader (committed, list offsets, partitions) that failed and were retried with backoff.");
+    pipelineRestarts = counter("weir.ingest.storage.reader.restarts",
+        "Times the reader rebuilt its consumer and pipeline after an unexpected failure, resuming from the last"
+            + " applied offset.");
     processingLatency = Timer.builder("weir.ingest.storage.reader.processing.latency")
         .description("Time from a record's timestamp to its samples being appended.")
         .serviceLevelObjectives(Duration.ofMillis(10), Duration.ofMillis(25), Duration.ofMillis(50),
@@ -87,6 +94,18 @@ public final class ReaderMetrics {
         .description("Client errors while reading: undecodable records, and appends whose invalid samples were"
             + " refused (the valid ones stored), by reason.")
         .tag("partition", partition).tag("reason", k).register(registry)).increment();
+  }
+
+  /**
+   * A fetch position moved by the reader itself: {@code before_log_start} (retention deleted
+   * records not yet read), {@code beyond_end} (the partition was truncated or the topic re-created
+   * with fewer records), {@code topic_recreated} (a new topic ID under the same name).
+   */
+  void offsetReset(String reason) {
+    Counter.builder("weir.ingest.storage.reader.offset.resets")
+        .description("Fetch positions the reader moved because the partition no longer holds them, by reason"
+            + " (before_log_start, beyond_end, topic_recreated).")
+        .tag("partition", partition).tag("reason", reason).register(registry).increment();
   }
 
   void gauge(String name, String help, DoubleSupplier value) {

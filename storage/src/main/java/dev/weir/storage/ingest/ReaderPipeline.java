@@ -12,6 +12,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -37,8 +38,14 @@ import org.slf4j.LoggerFactory;
  * requests are several times their serialized size. Server errors are retried with backoff until they clear (the
  * record stays in flight, so nothing after it can be committed); client errors (the valid part was
  * stored) are counted by reason and the part is done; an undecodable record is skipped whole; any
- * other exception fails the pipeline. With {@code shards == 0} records are
- * decoded and appended on the fetch thread itself (the sequential loop).
+ * other exception or {@link Error} fails the pipeline ({@link #failure()}): the reader then marks
+ * itself not ready and rebuilds a pipeline from its last applied offset. With {@code shards == 0}
+ * records are decoded and appended on the fetch thread itself (the sequential loop), so a failure
+ * is thrown to the caller.
+ *
+ * <p>Threads are never interrupted: a shard may be inside a WAL write, and an interrupt closes a
+ * {@link java.nio.channels.FileChannel}. {@link #close()} sets a flag that every wait (queue polls,
+ * retry backoff) checks at least every {@value #POLL_MILLIS} ms.
  *
  * <p>Thread-safe for the calls documented on each method.
  */
@@ -52,6 +59,8 @@ final class ReaderPipeline implements AutoCloseable {
    */
   private static final int RECORDS_PER_WORKER = 4;
   private static final long MAX_BACKOFF_MILLIS = 5_000;
+  /** How long a worker waits on a queue before it looks at the closed flag again. */
+  static final long POLL_MILLIS = 100;
 
   /** Sends an undecodable record to the dead-letter topic; may throw ServerErrorException. */
   interface DeadLetter {
@@ -66,7 +75,7 @@ final class ReaderPipeline implements AutoCloseable {
 
   private final int shards;
   private final int batchSize;
-  private final long maxBufferedBytes;
+  private volatile long maxBufferedBytes;
   private final long maxInFlightRecords;
   private final Pusher pusher;
   private final @Nullable DeadLetter deadLetter;
@@ -128,6 +137,17 @@ final class ReaderPipeline implements AutoCloseable {
     return inFlight.get();
   }
 
+  /**
+   * Changes the byte bound (the reader gives half of its budget to concurrent fetchers while they
+   * run); records already in the pipeline stay.
+   */
+  void limitBufferedBytes(long bytes) {
+    synchronized (bytesLock) {
+      maxBufferedBytes = bytes;
+      bytesLock.notifyAll();
+    }
+  }
+
   /** Why the pipeline stopped working (an unexpected exception), or null. */
   @Nullable Throwable failure() {
     return failure;
@@ -142,13 +162,16 @@ final class ReaderPipeline implements AutoCloseable {
       throws InterruptedException {
     synchronized (bytesLock) {
       long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMillis);
-      while (bufferedBytes > 0 && (bufferedBytes + entry.bytes > maxBufferedBytes
+      while (!closed && failure == null && bufferedBytes > 0 && (bufferedBytes + entry.bytes > maxBufferedBytes
           || inFlight.get() >= maxInFlightRecords)) {
         long left = deadline - System.nanoTime();
         if (left <= 0) {
           return false;
         }
         TimeUnit.NANOSECONDS.timedWait(bytesLock, left);
+      }
+      if (closed || failure != null) {
+        return false;
       }
       bufferedBytes += entry.bytes;
     }
@@ -197,10 +220,22 @@ final class ReaderPipeline implements AutoCloseable {
         } catch (ServerErrorException se) {
           metrics.retries.increment();
           log.warn("msg=\"dead-letter write failed, retrying\" offset={} err=\"{}\"", record.offset(), se.getMessage());
-          Thread.sleep(backoff);
+          pause(backoff);
           backoff = Math.min(MAX_BACKOFF_MILLIS, backoff * 2);
         }
       }
+    }
+  }
+
+  /** Sleeps in short steps, so that {@link #close()} is seen without an interrupt. */
+  private void pause(long millis) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+    long left;
+    while ((left = deadline - System.nanoTime()) > 0) {
+      if (closed) {
+        throw new InterruptedException("pipeline closed");
+      }
+      TimeUnit.NANOSECONDS.sleep(Math.min(left, TimeUnit.MILLISECONDS.toNanos(POLL_MILLIS)));
     }
   }
 
@@ -224,7 +259,7 @@ final class ReaderPipeline implements AutoCloseable {
         metrics.retries.increment();
         log.warn("msg=\"append failed with a server error; holding the partition and retrying\" user={} backoff_ms={}"
             + " err=\"{}\"", tenant, backoff, String.valueOf(e.getMessage()).replace('"', '\''));
-        Thread.sleep(backoff);
+        pause(backoff);
         backoff = Math.min(MAX_BACKOFF_MILLIS, backoff * 2);
       }
     }
@@ -248,12 +283,13 @@ final class ReaderPipeline implements AutoCloseable {
   private void runDispatcher() {
     try {
       while (!closed) {
-        Pending p = ordered.take();
-        Object d;
-        try {
-          d = p.decoded().get();
-        } catch (ExecutionException e) {
-          throw new IllegalStateException("decoding failed unexpectedly", e.getCause());
+        Pending p = ordered.poll(POLL_MILLIS, TimeUnit.MILLISECONDS);
+        if (p == null) {
+          continue;
+        }
+        Object d = awaitDecoded(p);
+        if (d == null) {
+          return; // closed
         }
         if (d instanceof ClientErrorException e) {
           undecodable(p.record(), e);
@@ -265,8 +301,30 @@ final class ReaderPipeline implements AutoCloseable {
       }
     } catch (InterruptedException e) {
       // closing
-    } catch (RuntimeException e) {
+    } catch (Throwable e) { // an Error too: a dead dispatcher must not go unnoticed
       fail(e);
+    }
+  }
+
+  private @Nullable Object awaitDecoded(Pending p) throws InterruptedException {
+    while (!closed) {
+      try {
+        return p.decoded().get(POLL_MILLIS, TimeUnit.MILLISECONDS);
+      } catch (TimeoutException e) {
+        // look at the closed flag again
+      } catch (ExecutionException e) {
+        throw new IllegalStateException("decoding failed unexpectedly: " + e.getCause(), e.getCause());
+      }
+    }
+    return null;
+  }
+
+  private void putPart(int shard, Part part) throws InterruptedException {
+    ArrayBlockingQueue<Part> q = shardQueues.get(shard);
+    while (!q.offer(part, POLL_MILLIS, TimeUnit.MILLISECONDS)) {
+      if (closed) {
+        throw new InterruptedException("pipeline closed");
+      }
     }
   }
 
@@ -298,7 +356,7 @@ final class ReaderPipeline implements AutoCloseable {
           byShard[s].addMetadata(req.metadata());
           metadataSent = true;
         }
-        shardQueues.get(s).put(new Part(entry, remaining, tenant, byShard[s]));
+        putPart(s, new Part(entry, remaining, tenant, byShard[s]));
       }
     }
   }
@@ -318,7 +376,10 @@ final class ReaderPipeline implements AutoCloseable {
     try {
       while (!closed) {
         batch.clear();
-        Part first = q.take();
+        Part first = q.poll(POLL_MILLIS, TimeUnit.MILLISECONDS);
+        if (first == null) {
+          continue;
+        }
         batch.add(first);
         int series = first.series().size();
         Part next;
@@ -345,15 +406,18 @@ final class ReaderPipeline implements AutoCloseable {
       }
     } catch (InterruptedException e) {
       // closing
-    } catch (RuntimeException e) {
+    } catch (Throwable e) { // an Error too: a dead shard must not go unnoticed
       fail(e);
     }
   }
 
   private void fail(Throwable t) {
-    if (failure == null) {
-      failure = t;
-      log.error("msg=\"reader pipeline failed with an unexpected error; consumption stops\"", t);
+    synchronized (bytesLock) {
+      if (failure == null) {
+        failure = t;
+        log.error("msg=\"reader pipeline failed with an unexpected error; the reader rebuilds it\"", t);
+      }
+      bytesLock.notifyAll(); // a fetch thread waiting for room sees the failure at once
     }
   }
 
@@ -366,13 +430,23 @@ final class ReaderPipeline implements AutoCloseable {
     return inFlight.get() == 0;
   }
 
+  /**
+   * Stops the workers without interrupting them (see the class comment): each finishes the append
+   * in hand and leaves within {@value #POLL_MILLIS} ms, or at most 5 s each.
+   */
   @Override
   public void close() {
     closed = true;
-    threads.forEach(Thread::interrupt);
+    synchronized (bytesLock) {
+      bytesLock.notifyAll();
+    }
     for (Thread t : threads) {
       try {
         t.join(5_000);
+        if (t.isAlive()) {
+          log.warn("msg=\"pipeline thread still busy after close; it stops after its current append\" thread={}",
+              t.getName());
+        }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }

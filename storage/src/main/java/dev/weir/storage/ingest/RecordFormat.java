@@ -4,6 +4,7 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import dev.weir.proto.prompb.TimeSeries;
 import dev.weir.proto.prompb.WriteRequest;
 import dev.weir.storage.errors.ClientErrorException;
+import dev.weir.storage.tenant.TenantIds;
 import dev.weir.storage.wire.WireBatch;
 import dev.weir.storage.wire.WireFormatException;
 import dev.weir.storage.wire.WireSeries;
@@ -66,7 +67,7 @@ public final class RecordFormat {
   /**
    * Decodes a record.
    *
-   * @throws ClientErrorException with reason {@code unknown_record_version} or
+   * @throws ClientErrorException with reason {@code unknown_record_version}, {@code invalid_tenant} or
    *     {@code undecodable_record}
    */
   public static Decoded decode(byte[] key, byte[] value, Headers headers) {
@@ -84,7 +85,7 @@ public final class RecordFormat {
   /**
    * Like {@link #decode}, but checks the value's structure and keeps the series as bytes.
    *
-   * @throws ClientErrorException with reason {@code unknown_record_version} or
+   * @throws ClientErrorException with reason {@code unknown_record_version}, {@code invalid_tenant} or
    *     {@code undecodable_record}
    */
   public static DecodedWire decodeWire(byte[] key, byte[] value, Headers headers, WireSeries cursor) {
@@ -106,6 +107,11 @@ public final class RecordFormat {
     if (key == null || key.length == 0) {
       throw new ClientErrorException("undecodable_record", "record has no tenant key");
     }
-    return new String(key, StandardCharsets.UTF_8);
+    // The key names directories (the tenant's WAL and blocks): the same rules as HTTP and gRPC.
+    String problem = TenantIds.problem(key);
+    if (problem != null) {
+      throw new ClientErrorException("invalid_tenant", "record key is not a valid tenant ID: " + problem);
+    }
+    return new String(key, StandardCharsets.US_ASCII);
   }
 }

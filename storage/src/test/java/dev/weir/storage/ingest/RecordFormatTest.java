@@ -64,6 +64,21 @@ class RecordFormatTest {
         .hasMessageContaining("no tenant");
   }
 
+  @org.junit.jupiter.params.ParameterizedTest
+  @org.junit.jupiter.params.provider.ValueSource(strings = {"..", "../wal/victim", "/tmp/x", "a/b", "a\0b", "wal/../../x"})
+  void refusesKeysThatAreNotTenantIdsAsClientErrors(String key) {
+    WriteRequest req = WriteRequest.newBuilder().addTimeseries(series(1, 1)).build();
+    RecordHeaders v1 = new RecordHeaders(List.of(new RecordHeader(RecordFormat.VERSION_HEADER,
+        RecordFormat.VERSION.getBytes(StandardCharsets.UTF_8))));
+    byte[] k = key.getBytes(StandardCharsets.UTF_8);
+    assertThatThrownBy(() -> RecordFormat.decodeWire(k, req.toByteArray(), v1, new WireSeries()))
+        .isInstanceOfSatisfying(ClientErrorException.class, e -> assertThat(e.reason()).isEqualTo("invalid_tenant"));
+    assertThatThrownBy(() -> RecordFormat.decode(k, req.toByteArray(), v1))
+        .isInstanceOfSatisfying(ClientErrorException.class, e -> assertThat(e.reason()).isEqualTo("invalid_tenant"));
+    assertThatThrownBy(() -> RecordFormat.decode("a".repeat(151).getBytes(StandardCharsets.UTF_8),
+        req.toByteArray(), v1)).isInstanceOf(ClientErrorException.class);
+  }
+
   @Test
   void commitTrackerCommitsOnlyTheContiguousDonePrefixInKafkaConvention() {
     CommitTracker t = new CommitTracker();
