@@ -26,6 +26,8 @@ final class RecordingPusher implements Pusher {
   final AtomicLong serverErrors = new AtomicLong();
   volatile Predicate<TimeSeries> failWhen = ts -> true;
   volatile long delayMillis;
+  /** When set, every push throws this (an unexpected failure: a bug, an Error). */
+  volatile java.util.function.@org.jspecify.annotations.Nullable Supplier<Throwable> crash;
   final List<String> orderViolations = new ArrayList<>();
 
   @Override
@@ -36,6 +38,14 @@ final class RecordingPusher implements Pusher {
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
+    }
+    java.util.function.Supplier<Throwable> c = crash;
+    if (c != null) {
+      Throwable t = c.get();
+      if (t instanceof Error e) {
+        throw e;
+      }
+      throw (RuntimeException) t;
     }
     if (failing.get() && request.getTimeseriesList().stream().anyMatch(failWhen)) {
       serverErrors.incrementAndGet();
