@@ -150,6 +150,32 @@ class PartitionReaderIT {
   }
 
   @Test
+  void concurrentFetchersAndThePipelineTogetherStayWithinMaxBufferedBytes() throws Exception {
+    long max = 400_000;
+    KafkaConfig cfg = config(2).withFetchConcurrency(4).withMaxBufferedBytes(max);
+    broker().createTopic(topic, 1);
+    produce(cfg, 0, 3_000, 10); // ~300 bytes per record: ~0.9 MB, more than twice the bound
+    RecordingPusher p = new RecordingPusher();
+    p.delayMillis = 1; // storage slower than the fetchers: they must wait, not pile up
+    io.micrometer.core.instrument.simple.SimpleMeterRegistry reg = new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+    ReaderMetrics m = new ReaderMetrics(reg, 0);
+    reader(cfg, p, m);
+    double peak = 0;
+    double peakFetchers = 0;
+    while (p.total.get() < 3_000 * 10) {
+      double fetchers = reg.get("weir.ingest.storage.reader.fetcher.buffered.bytes").gauge().value();
+      peakFetchers = Math.max(peakFetchers, fetchers);
+      peak = Math.max(peak, fetchers + reg.get("weir.ingest.storage.reader.buffered.bytes").gauge().value());
+      Thread.sleep(1);
+    }
+    assertThat(m.concurrentlyFetched.count()).isEqualTo(3_000);
+    assertThat(peakFetchers).as("the fetchers held records").isPositive();
+    // The bound, plus at most one window (64 KiB at this size) the fetchers may overshoot by.
+    assertThat(peak).isLessThanOrEqualTo(max + (64 << 10));
+    assertThat(p.orderViolations).isEmpty();
+  }
+
+  @Test
   void sequentialLoopConsumesToo() throws Exception {
     KafkaConfig cfg = config(0);
     broker().createTopic(topic, 1);
