@@ -103,6 +103,13 @@ final class StartPosition {
     return wanted;
   }
 
+  /** {@code wanted}, moved into the partition's current range as {@link #clamp} does. */
+  long clampToPartition(Consumer<byte[], byte[]> c, KafkaRetry retry, long wanted) throws InterruptedException {
+    long begin = retry.call("reading the log start offset", () -> c.beginningOffsets(List.of(tp)).get(tp));
+    long end = retry.call("reading the end offset", () -> c.endOffsets(List.of(tp)).get(tp));
+    return clamp(wanted, begin, end);
+  }
+
   private OptionalLong readOffsetFile() {
     try {
       return offsetFile.read();
