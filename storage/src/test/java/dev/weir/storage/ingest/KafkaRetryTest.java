@@ -2,19 +2,28 @@ package dev.weir.storage.ingest;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /** How {@link KafkaRetry} keeps a Kafka call going through an outage, and how it stops. */
+@Timeout(60) // a broken retry loop spins forever
 class KafkaRetryTest {
   private final ReaderMetrics metrics = ReaderMetrics.noop(3);
   private final AtomicBoolean stopping = new AtomicBoolean();
@@ -93,8 +102,21 @@ class KafkaRetryTest {
   }
 
   @Test
-  void sleepEndsWithWakeupExceptionWhenStopping() {
-    stopping.set(true);
-    assertThatThrownBy(() -> retry.sleep(60_000)).isInstanceOf(WakeupException.class);
+  void aStopRequestEndsALongBackoffWithWakeupException() throws Exception {
+    ExecutorService executor = Executors.newSingleThreadExecutor();
+    try {
+      AtomicReference<Thread> sleeper = new AtomicReference<>();
+      Future<?> sleeping = executor.submit(() -> {
+        sleeper.set(Thread.currentThread());
+        retry.sleep(TimeUnit.HOURS.toMillis(1));
+        return null;
+      });
+      await().until(() -> sleeper.get() != null && sleeper.get().getState() == Thread.State.TIMED_WAITING);
+      stopping.set(true);
+      assertThatThrownBy(() -> sleeping.get(30, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
+          .hasCauseInstanceOf(WakeupException.class);
+    } finally {
+      executor.shutdownNow();
+    }
   }
 }
