@@ -44,6 +44,7 @@ public final class Tsdb implements AutoCloseable {
   private final Interner interner = new Interner();
   private final ConcurrentHashMap<String, TenantDb> tenants = new ConcurrentHashMap<>();
   private @Nullable ScheduledExecutorService background;
+  private volatile boolean closing;
 
   /**
    * @param seriesLimits per tenant, the current maximum number of series (0: unlimited)
@@ -61,6 +62,9 @@ public final class Tsdb implements AutoCloseable {
         .description("Blocks open for queries.").register(metrics.registry);
     Gauge.builder("weir.tsdb.wal.size.bytes", this, Tsdb::walBytes)
         .description("Bytes on disk of every tenant's WAL (segments and checkpoints).").register(metrics.registry);
+    Gauge.builder("weir.tsdb.wal.failed", this, Tsdb::failedWals)
+        .description("WALs refusing writes after a failed fsync (the ingester is not ready; restart it).")
+        .register(metrics.registry);
   }
 
   /** Bytes of the WAL directories of all open tenants (read from the file system). */
@@ -191,6 +195,9 @@ public final class Tsdb implements AutoCloseable {
   /** Runs compaction and retention for every tenant now (also runs periodically). */
   public void compactAll() {
     for (TenantDb db : tenants.values()) {
+      if (closing) {
+        return;
+      }
       try {
         db.compact();
         db.applyRetention();
@@ -202,16 +209,37 @@ public final class Tsdb implements AutoCloseable {
     }
   }
 
-  /** Why writes cannot succeed (a WAL failed its fsync), or null. */
-  public @Nullable String notReadyReason() {
-    for (TenantDb db : tenants.values()) {
-      Wal w = db.wal();
+  /**
+   * Why writes cannot succeed: the first WAL (by tenant) in the failed state after a failed or
+   * interrupted fsync, or null. The state is sticky until restart; readiness reports it.
+   */
+  public @Nullable String walFailure() {
+    for (String tenant : tenants()) {
+      TenantDb db = tenants.get(tenant);
+      Wal w = db == null ? null : db.wal();
       String f = w == null ? null : w.failure();
       if (f != null) {
-        return "WAL of tenant " + db.tenant() + " failed: " + f;
+        return "WAL of tenant " + tenant + " failed: " + f + " (restart once the disk is healthy)";
       }
     }
     return null;
+  }
+
+  /** Same as {@link #walFailure()}: the storage's reason for /ready to fail. */
+  public @Nullable String notReadyReason() {
+    return walFailure();
+  }
+
+  /** Number of tenants whose WAL is in the failed state. */
+  public int failedWals() {
+    int n = 0;
+    for (TenantDb db : tenants.values()) {
+      Wal w = db.wal();
+      if (w != null && w.failure() != null) {
+        n++;
+      }
+    }
+    return n;
   }
 
   public Interner interner() {
@@ -227,23 +255,48 @@ public final class Tsdb implements AutoCloseable {
     return n;
   }
 
+  /**
+   * Stops the background work (without interrupting it: an interrupt would close a WAL segment in
+   * the middle of an fsync), then closes every tenant, each even when another fails.
+   *
+   * @throws UncheckedIOException after all tenants were closed, when some failed (the others are
+   *     suppressed exceptions of the first)
+   */
   @Override
   public void close() {
+    closing = true;
     ScheduledExecutorService bg = background;
     if (bg != null) {
-      bg.shutdownNow();
+      bg.shutdown(); // periodic tasks are cancelled; a running compaction or fsync finishes
       try {
-        bg.awaitTermination(30, TimeUnit.SECONDS);
+        if (!bg.awaitTermination(60, TimeUnit.SECONDS)) {
+          log.warn("msg=\"background storage work still running after 60s; closing the WALs anyway\"");
+        }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
     }
-    for (TenantDb db : tenants.values()) {
+    UncheckedIOException failed = null;
+    for (String tenant : tenants()) {
+      TenantDb db = tenants.get(tenant);
+      if (db == null) {
+        continue;
+      }
       try {
         db.close();
-      } catch (IOException e) {
-        throw new UncheckedIOException("closing storage of tenant " + db.tenant(), e);
+      } catch (IOException | RuntimeException e) {
+        log.error("msg=\"closing tenant storage failed\" user={} err=\"{}\"", tenant, e.toString());
+        UncheckedIOException u = new UncheckedIOException("closing storage of tenant " + tenant,
+            e instanceof IOException io ? io : new IOException(e));
+        if (failed == null) {
+          failed = u;
+        } else {
+          failed.addSuppressed(u);
+        }
       }
+    }
+    if (failed != null) {
+      throw failed;
     }
   }
 }

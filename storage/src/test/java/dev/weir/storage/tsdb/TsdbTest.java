@@ -24,6 +24,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.UncheckedIOException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -34,11 +36,14 @@ class TsdbTest {
   private final List<Tsdb> open = new ArrayList<>();
   private int seriesLimit;
   private final FaultyChannel.Faults faults = new FaultyChannel.Faults();
+  /** The registry of the Tsdb opened last. */
+  private SimpleMeterRegistry registry = new SimpleMeterRegistry();
 
   private Tsdb openTsdb(Duration retention) throws Exception {
     TsdbConfig cfg = TsdbConfig.defaults(dir).withHead(new HeadConfig(RANGE, 120)).withRetention(retention)
         .withWalSegmentBytes(8 * 1024).withChannelOpener(faults::open);
-    Tsdb t = new Tsdb(cfg, TsdbMetrics.noop(), () -> 1_000, tenant -> () -> seriesLimit);
+    registry = new SimpleMeterRegistry();
+    Tsdb t = new Tsdb(cfg, new TsdbMetrics(registry), () -> 1_000, tenant -> () -> seriesLimit);
     t.open();
     open.add(t);
     return t;
@@ -46,7 +51,18 @@ class TsdbTest {
 
   @AfterEach
   void closeAll() {
-    open.forEach(Tsdb::close);
+    faults.fsyncFails.set(false);
+    open.forEach(t -> {
+      try {
+        t.close();
+      } catch (RuntimeException e) {
+        // a test left a WAL failed on purpose
+      }
+    });
+  }
+
+  private double meter(String name) {
+    return registry.get(name).meter().measure().iterator().next().getValue();
   }
 
   private void close(Tsdb t) {
@@ -194,5 +210,37 @@ class TsdbTest {
     Map<Labels, List<Long>> expected = new TreeMap<>(before);
     after.forEach((l, ts) -> expected.get(l).addAll(ts));
     assertThat(read(again, "a")).isEqualTo(expected);
+  }
+
+  @Test
+  void failedFsyncIsReportedForReadinessAndInMetrics() throws Exception {
+    Tsdb t = openTsdb(Duration.ZERO);
+    write(t, "a", 2, 0, 2_000);
+    write(t, "b", 2, 0, 2_000);
+    assertThat(t.walFailure()).isNull();
+    faults.fsyncFails.set(true);
+    Appender app = t.head("b").appender();
+    app.add(app.series(Labels.of("__name__", "m", "s", "0")), 2_000, 2);
+    assertThatThrownBy(() -> app.commit(true)).isInstanceOf(ServerErrorException.class);
+    faults.fsyncFails.set(false);
+    assertThat(t.walFailure()).startsWith("WAL of tenant b failed").contains("Input/output error");
+    assertThat(t.notReadyReason()).isEqualTo(t.walFailure());
+    assertThat(meter("weir.tsdb.wal.failed")).isEqualTo(1);
+    assertThat(meter("weir.tsdb.wal.fsyncs.failed")).isEqualTo(1);
+    assertThatThrownBy(t::sync).as("the Kafka reader must not commit").isInstanceOf(ServerErrorException.class);
+    write(t, "a", 2, 2_000, 3_000); // other tenants' WALs are unaffected
+  }
+
+  @Test
+  void closeClosesEveryTenantEvenWhenOneFails() throws Exception {
+    Tsdb t = openTsdb(Duration.ZERO);
+    write(t, "a", 1, 0, 1_000);
+    write(t, "b", 1, 0, 1_000);
+    faults.fsyncFails.set(true);
+    assertThatThrownBy(t::close).isInstanceOf(UncheckedIOException.class)
+        .satisfies(e -> assertThat(e.getSuppressed()).hasSize(1));
+    open.remove(t);
+    assertThat(t.existing("a").wal().failure()).as("a was closed (its fsync attempted)").isNotNull();
+    assertThat(t.existing("b").wal().failure()).as("b was closed too").isNotNull();
   }
 }

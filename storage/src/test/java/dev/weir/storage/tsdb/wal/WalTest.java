@@ -172,6 +172,7 @@ class WalTest {
     assertThat(wal.failure()).contains("fsync");
     assertThatThrownBy(() -> wal.append(batch(2, 200))).isInstanceOf(ServerErrorException.class)
         .hasMessageContaining("restart");
+    assertThatThrownBy(wal::sync).as("sticky").isInstanceOf(ServerErrorException.class);
     wal.close();
   }
 
@@ -206,5 +207,89 @@ class WalTest {
     // Every append waited for an fsync covering it; group commit shares them. This is not a speed
     // assertion: it only checks that waiters were actually batched at least once.
     assertThat(faults.forces.get()).isLessThan(threads * perThread);
+  }
+
+  @Test
+  void failedFsyncDuringARollIsStickyAndALaterSyncRefuses() throws Exception {
+    FaultyChannel.Faults faults = new FaultyChannel.Faults();
+    try (Wal wal = Wal.open(dir, 1 << 20, faults::open, metrics, "t")) {
+      wal.append(batch(1, 100));
+      faults.fsyncFails.set(true);
+      assertThatThrownBy(wal::roll).isInstanceOf(IOException.class);
+      faults.fsyncFails.set(false); // a retried fsync would "succeed" on pages the kernel dropped
+      assertThatThrownBy(wal::sync).isInstanceOf(ServerErrorException.class)
+          .hasMessageContaining("rolling segment 0").hasMessageContaining("Input/output error");
+      assertThatThrownBy(() -> wal.append(batch(2, 200))).isInstanceOf(ServerErrorException.class)
+          .hasMessageContaining("refuses writes");
+      assertThat(wal.failure()).contains("rolling segment 0");
+      assertThat(metrics.fsyncsFailed.count()).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void failedFsyncOfARollInsideAnAppendIsSticky() throws Exception {
+    FaultyChannel.Faults faults = new FaultyChannel.Faults();
+    long segment = batch(1, 100).length() * 2L + 10; // two batches fit, the third rolls
+    try (Wal wal = Wal.open(dir, segment, faults::open, metrics, "t")) {
+      wal.append(batch(1, 100));
+      long lsn = wal.append(batch(2, 200));
+      assertThat(wal.currentSegment()).isZero();
+      faults.fsyncFails.set(true);
+      assertThatThrownBy(() -> wal.append(batch(3, 300))).isInstanceOf(ServerErrorException.class);
+      faults.fsyncFails.set(false);
+      assertThat(wal.failure()).as("the roll's fsync failed").contains("rolling segment 0");
+      assertThatThrownBy(() -> wal.awaitDurable(lsn)).isInstanceOf(ServerErrorException.class);
+      assertThatThrownBy(() -> wal.append(batch(4, 400))).isInstanceOf(ServerErrorException.class);
+    }
+  }
+
+  @Test
+  void failedFsyncAtCloseMarksTheWalFailed() throws Exception {
+    FaultyChannel.Faults faults = new FaultyChannel.Faults();
+    Wal wal = Wal.open(dir, 1 << 20, faults::open, metrics, "t");
+    wal.append(batch(1, 100));
+    faults.fsyncFails.set(true);
+    assertThatThrownBy(wal::close).isInstanceOf(IOException.class);
+    assertThat(wal.failure()).contains("at close");
+    assertThat(metrics.fsyncsFailed.count()).isEqualTo(1);
+  }
+
+  @Test
+  void syncOnAnInterruptedThreadStillFsyncsAndKeepsTheWalUsable() throws Exception {
+    try (Wal wal = Wal.open(dir, 1 << 20, Wal.DEFAULT_OPENER, metrics, "t")) {
+      wal.append(batch(1, 100));
+      Thread.currentThread().interrupt();
+      try {
+        wal.sync();
+        wal.append(batch(2, 200));
+        assertThat(Thread.currentThread().isInterrupted()).as("interrupt flag restored").isTrue();
+      } finally {
+        Thread.interrupted();
+      }
+      wal.sync();
+      assertThat(wal.failure()).isNull();
+    }
+    assertThat(replay(false)).extracting(e -> e.split(" ")[1]).containsOnly("1", "2");
+  }
+
+  @Test
+  void fsyncCutShortByAnInterruptIsNotDurableAndIsSticky() throws Exception {
+    FaultyChannel.Faults faults = new FaultyChannel.Faults();
+    Wal wal = Wal.open(dir, 1 << 20, faults::open, metrics, "t");
+    try {
+      long lsn = wal.append(batch(1, 100));
+      faults.interruptDuringForce.set(true);
+      try {
+        assertThatThrownBy(() -> wal.awaitDurable(lsn)).isInstanceOf(ServerErrorException.class)
+            .hasMessageContaining("interrupted");
+      } finally {
+        Thread.interrupted();
+      }
+      assertThat(wal.failure()).contains("interrupted");
+      assertThatThrownBy(wal::sync).isInstanceOf(ServerErrorException.class);
+      assertThatThrownBy(() -> wal.append(batch(2, 200))).isInstanceOf(ServerErrorException.class);
+    } finally {
+      wal.close();
+    }
   }
 }
