@@ -38,6 +38,8 @@ public final class MemSeries {
   long pendingTxn;
   long pendingT;
   long pendingValueBits;
+  /** The commit that last queued this series' record for the WAL (dedup within one commit). */
+  long seriesTxn;
   /** Whether the series record is in the WAL (then samples may reference the ref). */
   boolean logged;
   /** Set when truncation removed the series; an appender holding it must look it up again. */

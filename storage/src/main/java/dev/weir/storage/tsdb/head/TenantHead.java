@@ -49,7 +49,11 @@ public final class TenantHead {
   private int nextRef = 1;
 
   private final ReentrantLock appendLock = new ReentrantLock();
-  private final ByteSink walBuffer = new ByteSink(64 * 1024);
+  private ByteSink walBuffer = new ByteSink(WAL_BUFFER_BYTES);
+  /** Initial WAL buffer; large enough for a typical push of a few thousand samples. */
+  private static final int WAL_BUFFER_BYTES = 64 * 1024;
+  /** Largest WAL record payload this head writes; see {@link WalRecords#MAX_WRITE_PAYLOAD_BYTES}. */
+  private final int walRecordBytes;
   private long txn;
   private volatile long minValidTime = Long.MIN_VALUE;
   private volatile long minTime = Long.MAX_VALUE;
@@ -59,10 +63,16 @@ public final class TenantHead {
   private @Nullable List<MemSeries> replayed;
 
   public TenantHead(String tenant, HeadConfig config, HeadOptions options) {
+    this(tenant, config, options, WalRecords.MAX_WRITE_PAYLOAD_BYTES);
+  }
+
+  /** Test knob: {@code walRecordBytes} caps WAL record payloads lower than the real limit. */
+  TenantHead(String tenant, HeadConfig config, HeadOptions options, int walRecordBytes) {
     this.tenant = tenant;
     this.config = config;
     this.options = options;
     this.wal = options.wal();
+    this.walRecordBytes = walRecordBytes;
   }
 
   public String tenant() {
@@ -210,7 +220,7 @@ public final class TenantHead {
       }
       Wal w = wal;
       if (appended > 0 && w != null) {
-        lsn = log(w, batch, ts, vs, n, accepted, appended);
+        lsn = log(w, id, batch, ts, vs, n, accepted, appended);
       }
       long now = options.wallClock().getAsLong();
       long lo = minTime;
@@ -241,18 +251,23 @@ public final class TenantHead {
     }
   }
 
-  /** Writes the accepted samples (and unlogged series) to the WAL; caller holds the append lock. */
-  private long log(Wal w, MemSeries[] batch, long[] ts, double[] vs, int n, boolean[] accepted, int count) {
+  /**
+   * Writes the accepted samples (and unlogged series) to the WAL, in records small enough for the
+   * reader; caller holds the append lock. A series is collected once per commit through its
+   * {@code seriesTxn} mark (O(1), no list search).
+   */
+  private long log(Wal w, long txnId, MemSeries[] batch, long[] ts, double[] vs, int n, boolean[] accepted,
+      int count) {
     walBuffer.reset();
     List<MemSeries> newSeries = null;
     for (int i = 0; i < n; i++) {
-      if (accepted[i] && !batch[i].logged) {
+      MemSeries s = batch[i];
+      if (accepted[i] && !s.logged && s.seriesTxn != txnId) {
         if (newSeries == null) {
           newSeries = new ArrayList<>();
         }
-        if (!newSeries.contains(batch[i])) {
-          newSeries.add(batch[i]);
-        }
+        s.seriesTxn = txnId;
+        newSeries.add(s);
       }
     }
     if (newSeries != null) {
@@ -262,7 +277,7 @@ public final class TenantHead {
         r[i] = newSeries.get(i).ref();
         l[i] = newSeries.get(i).labels();
       }
-      WalRecords.series(walBuffer, r, l, r.length);
+      WalRecords.series(walBuffer, r, l, r.length, walRecordBytes);
     }
     int[] r = new int[count];
     long[] t = new long[count];
@@ -276,8 +291,15 @@ public final class TenantHead {
         k++;
       }
     }
-    WalRecords.samples(walBuffer, r, t, v, count);
-    long lsn = w.append(walBuffer); // throws before anything is applied
+    WalRecords.samples(walBuffer, r, t, v, count, walRecordBytes);
+    long lsn;
+    try {
+      lsn = w.append(walBuffer); // throws before anything is applied
+    } finally {
+      if (walBuffer.array().length > 16 * WAL_BUFFER_BYTES) {
+        walBuffer = new ByteSink(WAL_BUFFER_BYTES); // a huge commit does not pin its buffer forever
+      }
+    }
     if (newSeries != null) {
       for (MemSeries s : newSeries) {
         s.logged = true;
