@@ -5,6 +5,7 @@ import dev.weir.storage.tsdb.head.TenantHead;
 import dev.weir.storage.tsdb.labels.Interner;
 import dev.weir.storage.tsdb.wal.Wal;
 import dev.weir.storage.tsdb.wal.WalCorruptionException;
+import dev.weir.storage.tsdb.wal.WalReader;
 import io.micrometer.core.instrument.Gauge;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -45,6 +46,7 @@ public final class Tsdb implements AutoCloseable {
   private final ConcurrentHashMap<String, TenantDb> tenants = new ConcurrentHashMap<>();
   private @Nullable ScheduledExecutorService background;
   private volatile boolean closing;
+  private ReplayReport replayReport = new ReplayReport(java.util.Map.of());
 
   /**
    * @param seriesLimits per tenant, the current maximum number of series (0: unlimited)
@@ -90,7 +92,8 @@ public final class Tsdb implements AutoCloseable {
    * Opens every tenant found on disk (blocks loaded, WAL replayed) and starts the background
    * work.
    *
-   * @throws WalCorruptionException when a WAL is corrupt in the middle and repair is off
+   * @throws WalCorruptionException when a WAL is corrupt in the middle and repair was turned off
+   *     (by default it is repaired; see {@link #replayReport()})
    */
   public void open() throws IOException, WalCorruptionException {
     TreeSet<String> found = new TreeSet<>();
@@ -103,10 +106,23 @@ public final class Tsdb implements AutoCloseable {
     }
     long t0 = System.nanoTime();
     int i = 0;
+    java.util.Map<String, WalReader.Result> replays = new java.util.HashMap<>();
     for (String tenant : found) {
-      tenants.put(tenant, TenantDb.open(tenant, config, metrics, interner, wallClock, seriesLimits.apply(tenant)));
+      TenantDb db = TenantDb.open(tenant, config, metrics, interner, wallClock, seriesLimits.apply(tenant));
+      tenants.put(tenant, db);
+      WalReader.Result r = db.replayResult();
+      if (r != null) {
+        replays.put(tenant, r);
+      }
       i++;
       log.info("msg=\"tenant storage opened\" user={} tenants_done={}/{}", tenant, i, found.size());
+    }
+    replayReport = new ReplayReport(replays);
+    if (replayReport.repairedCorruption()) {
+      log.error("msg=\"WAL corruption repaired at start-up: data after the corruption is lost\" tenants={}"
+          + " dropped_records={} dropped_bytes={} dropped_segments={} first_dropped_source_offset={}",
+          replayReport.corruptionRepairedTenants(), replayReport.droppedRecords(), replayReport.droppedBytes(),
+          replayReport.droppedSegments(), replayReport.firstDroppedSourceOffset());
     }
     if (!found.isEmpty()) {
       log.info("msg=\"storage opened\" tenants={} seconds={}", found.size(),
@@ -124,6 +140,14 @@ public final class Tsdb implements AutoCloseable {
       bg.scheduleWithFixedDelay(this::syncQuietly, f, f, TimeUnit.MILLISECONDS);
     }
     background = bg;
+  }
+
+  /**
+   * What replaying the WALs in {@link #open()} found: repairs, dropped records/bytes/segments and
+   * the lowest source offset of dropped data (for a Kafka consumer to re-read from).
+   */
+  public ReplayReport replayReport() {
+    return replayReport;
   }
 
   /** The tenant's storage, created (with an empty WAL) on first use. */

@@ -264,4 +264,59 @@ class TsdbTest {
         .isEqualTo(Integer.parseInt(s.labels().get("s"))));
     assertThat(meter("weir.tsdb.wal.tail.repairs")).isZero();
   }
+
+  @Test
+  void corruptionInTheMiddleIsRepairedByDefaultKeepingEverythingBeforeIt() throws Exception {
+    Tsdb t = openTsdb(Duration.ZERO);
+    int commits = 1200;
+    Appender app = t.head("a").appender();
+    for (int k = 0; k < commits; k++) {
+      for (int s = 0; s < 5; s++) {
+        app.add(app.series(Labels.of("__name__", "m", "s", String.valueOf(s))), k * 1000L, k + s);
+      }
+      app.source(10_000 + k); // the Kafka offset this commit came from
+      assertThat(app.commit(true).appended()).isEqualTo(5);
+    }
+    close(t);
+    Path walDir = dir.resolve("wal/a");
+    List<Integer> segs = Wal.segments(walDir);
+    assertThat(segs.size()).as("several segments after the damaged one").isGreaterThan(5);
+    Path damaged = Wal.segmentPath(walDir, segs.get(2));
+    dev.weir.storage.testing.Corrupt.flipByte(damaged, Files.size(damaged) / 2);
+
+    Tsdb again = openTsdb(Duration.ZERO);
+    Map<Labels, List<Long>> kept = read(again, "a");
+    assertThat(kept).hasSize(5);
+    int m = kept.values().iterator().next().size();
+    List<Long> prefix = new ArrayList<>();
+    for (int k = 0; k < m; k++) {
+      prefix.add(k * 1000L);
+    }
+    assertThat(kept.values()).as("exactly the commits before the corruption").allSatisfy(ts ->
+        assertThat(ts).isEqualTo(prefix));
+    assertThat(m).isBetween(1, commits - 1);
+
+    ReplayReport report = again.replayReport();
+    assertThat(report.repairedCorruption()).isTrue();
+    assertThat(report.corruptionRepairedTenants()).containsExactly("a");
+    assertThat(report.droppedSegments()).isEqualTo(segs.size() - 3);
+    assertThat(report.droppedRecords()).isGreaterThan(0);
+    assertThat(report.droppedBytes()).isGreaterThan(0);
+    // The damaged record belongs to commit m (or is its SOURCE record): re-reading from the
+    // reported offset gets back everything dropped.
+    assertThat(report.firstDroppedSourceOffset()).isPresent();
+    assertThat(report.firstDroppedSourceOffset().getAsLong()).isBetween(10_000L + m - 1, 10_000L + m);
+    assertThat(report.tenants().get("a").damagedSegment()).isEqualTo(damaged);
+    assertThat(meter("weir.tsdb.wal.corruptions")).isEqualTo(1);
+    assertThat(meter("weir.tsdb.wal.repair.dropped.records")).isEqualTo(report.droppedRecords());
+    assertThat(meter("weir.tsdb.wal.repair.dropped.segments")).isEqualTo(segs.size() - 3);
+    assertThat(Wal.segments(walDir)).as("later segments deleted; a new one opened")
+        .containsExactly(segs.get(0), segs.get(1), segs.get(2), segs.get(2) + 1);
+
+    write(again, "a", 5, commits * 1000L, commits * 1000L + 1000); // appends go on
+    close(again);
+    Tsdb third = openTsdb(Duration.ZERO);
+    assertThat(third.replayReport().repairedCorruption()).as("the repaired WAL is clean").isFalse();
+    assertThat(read(third, "a").values()).allSatisfy(ts -> assertThat(ts).hasSize(m + 1));
+  }
 }

@@ -174,7 +174,8 @@ public final class TenantHead {
     return s;
   }
 
-  CommitResult commit(MemSeries[] batch, long[] ts, double[] vs, int n, boolean durable) {
+  /** See {@link Appender#commit}; {@code source} is the batch's source offset for the WAL, or -1. */
+  CommitResult commit(MemSeries[] batch, long[] ts, double[] vs, int n, boolean durable, long source) {
     if (n == 0) {
       return new CommitResult(0, 0, List.of());
     }
@@ -220,7 +221,7 @@ public final class TenantHead {
       }
       Wal w = wal;
       if (appended > 0 && w != null) {
-        lsn = log(w, id, batch, ts, vs, n, accepted, appended);
+        lsn = log(w, id, source, new Accepted(batch, ts, vs, n, accepted), appended);
       }
       long now = options.wallClock().getAsLong();
       long lo = minTime;
@@ -251,14 +252,24 @@ public final class TenantHead {
     }
   }
 
+  /** A checked batch: the first {@code n} samples, {@code accepted[i]} for those to store. */
+  private record Accepted(MemSeries[] batch, long[] ts, double[] vs, int n, boolean[] accepted) {}
+
   /**
    * Writes the accepted samples (and unlogged series) to the WAL, in records small enough for the
    * reader; caller holds the append lock. A series is collected once per commit through its
    * {@code seriesTxn} mark (O(1), no list search).
    */
-  private long log(Wal w, long txnId, MemSeries[] batch, long[] ts, double[] vs, int n, boolean[] accepted,
-      int count) {
+  private long log(Wal w, long txnId, long source, Accepted a, int count) {
+    MemSeries[] batch = a.batch();
+    long[] ts = a.ts();
+    double[] vs = a.vs();
+    int n = a.n();
+    boolean[] accepted = a.accepted();
     walBuffer.reset();
+    if (source >= 0) {
+      WalRecords.source(walBuffer, source);
+    }
     List<MemSeries> newSeries = null;
     for (int i = 0; i < n; i++) {
       MemSeries s = batch[i];

@@ -20,6 +20,8 @@ import java.util.zip.CRC32C;
  * SERIES  (1): count, then per series: ref, #labels, name, value, ...        (uvarints, strings)
  * SAMPLES (2): count, base ref, base t, then per sample: ref-base (varint), t-base (varint),
  *              value (8 bytes BE IEEE 754 bits)
+ * SOURCE  (3): source offset (varint): the Kafka offset of the record whose samples follow, up to
+ *              the next SOURCE record (optional; WALs without it read as before)
  * </pre>
  *
  * <p>Stateless; the builder methods write into a caller-owned {@link ByteSink}.
@@ -47,6 +49,7 @@ public final class WalRecords {
   static final int SAMPLES_HEADER_BYTES = 1 + 5 + 5 + 10;
   static final int TYPE_SERIES = 1;
   static final int TYPE_SAMPLES = 2;
+  static final int TYPE_SOURCE = 3;
 
   private WalRecords() {}
 
@@ -55,6 +58,9 @@ public final class WalRecords {
     void series(int ref, Labels labels);
 
     void sample(int ref, long t, double v);
+
+    /** The source (Kafka) offset of the samples that follow; ignored unless a reader needs it. */
+    default void source(long offset) {}
   }
 
   /** Wraps a failure of the visitor, so a reader does not mistake it for a damaged record. */
@@ -86,6 +92,26 @@ public final class WalRecords {
     crc.update(sink.array(), payloadStart, len);
     sink.setBe32(start + 1, len);
     sink.setBe32(start + 5, (int) crc.getValue());
+  }
+
+  /** Appends a SOURCE record: the samples records that follow came from this (Kafka) offset. */
+  public static void source(ByteSink sink, long offset) {
+    int start = begin(sink, TYPE_SOURCE);
+    sink.putVarint(offset);
+    end(sink, start);
+  }
+
+  /**
+   * The offset of the SOURCE record framed at {@code pos} (already validated), or -1 when the
+   * record is of another type.
+   */
+  static long sourceOffsetAt(ByteBuffer file, int pos) {
+    if ((file.get(pos + HEADER_BYTES) & 0xff) != TYPE_SOURCE) {
+      return -1;
+    }
+    ByteBuffer payload = file.duplicate();
+    payload.position(pos + HEADER_BYTES + 1);
+    return new ByteSource(payload.slice()).varint();
   }
 
   /** Appends the given series as SERIES records of at most {@link #MAX_WRITE_PAYLOAD_BYTES}. */
@@ -195,6 +221,14 @@ public final class WalRecords {
           } catch (RuntimeException e) {
             throw new VisitorException(e);
           }
+        }
+      }
+      case TYPE_SOURCE -> {
+        long offset = in.varint();
+        try {
+          v.source(offset);
+        } catch (RuntimeException e) {
+          throw new VisitorException(e);
         }
       }
       default -> throw new IllegalStateException("unknown record type " + type);
