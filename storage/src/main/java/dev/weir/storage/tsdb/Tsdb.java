@@ -150,12 +150,19 @@ public final class Tsdb implements AutoCloseable {
     return replayReport;
   }
 
-  /** The tenant's storage, created (with an empty WAL) on first use. */
+  /**
+   * The tenant's storage, created (with an empty WAL) on first use.
+   *
+   * @throws dev.weir.storage.errors.ClientErrorException ({@code invalid_tenant}) for a tenant that
+   *     cannot name a directory of its own (see {@link TenantPaths})
+   */
   public TenantDb tenant(String tenant) {
     TenantDb db = tenants.get(tenant);
     if (db != null) {
       return db;
     }
+    config.walDir(tenant); // refuses a tenant that would name a directory outside its root
+    config.blocksDir(tenant);
     return tenants.computeIfAbsent(tenant, t -> {
       try {
         return TenantDb.open(t, config, metrics, interner, wallClock, seriesLimits.apply(t));

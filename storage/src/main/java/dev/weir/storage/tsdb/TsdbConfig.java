@@ -62,11 +62,22 @@ public record TsdbConfig(Path dataDir, HeadConfig head, long walSegmentBytes, Fs
         compactionInterval, channelOpener);
   }
 
+  /**
+   * The tenant's WAL directory.
+   *
+   * @throws dev.weir.storage.errors.ClientErrorException ({@code invalid_tenant}) when the tenant
+   *     would name anything but a direct child of {@code wal/}; see {@link TenantPaths}
+   */
   public Path walDir(String tenant) {
-    return dataDir.resolve("wal").resolve(tenant);
+    return TenantPaths.child(dataDir.resolve("wal"), tenant);
   }
 
+  /**
+   * The tenant's blocks directory.
+   *
+   * @throws dev.weir.storage.errors.ClientErrorException ({@code invalid_tenant}) as {@link #walDir}
+   */
   public Path blocksDir(String tenant) {
-    return dataDir.resolve("tsdb").resolve(tenant);
+    return TenantPaths.child(dataDir.resolve("tsdb"), tenant);
   }
 }
