@@ -397,12 +397,13 @@ public final class Wal implements Closeable {
     }
   }
 
+  /**
+   * Fsyncs a directory so that file creations, renames and deletions in it survive a power loss.
+   * A failure is an error (on Linux every local file system supports it).
+   */
   static void syncDir(Path dir) throws IOException {
     try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
       d.force(true);
-    } catch (IOException e) {
-      // Some file systems refuse fsync on directories; the data files are still synced.
-      log.debug("msg=\"directory fsync not supported\" dir={} err=\"{}\"", dir, e.toString());
     }
   }
 }
