@@ -140,6 +140,36 @@ public final class MemSeries {
   }
 
   /**
+   * Whether the series holds a sample at {@code t} whose value has exactly these bits: an older
+   * sample sent again (a Kafka record re-read after a restart) is then an idempotent duplicate,
+   * not out of order. Decodes only the chunk covering {@code t}; called only for samples older
+   * than the newest, which are rare.
+   */
+  synchronized boolean holds(long t, long valueBits) {
+    for (int i = 0; i < numChunks; i++) {
+      if (chunkMinT[i] <= t && t <= chunkMaxT[i] && chunkHolds(chunks[i], t, valueBits)) {
+        return true;
+      }
+    }
+    XorAppender h = head;
+    return h != null && h.numSamples() > 0 && h.minTime() <= t && t <= h.maxTime()
+        && chunkHolds(h.bytes(), t, valueBits);
+  }
+
+  private static boolean chunkHolds(byte[] chunk, long t, long valueBits) {
+    dev.weir.storage.tsdb.chunk.XorIterator it = new dev.weir.storage.tsdb.chunk.XorIterator(chunk);
+    while (it.next()) {
+      if (it.timestamp() == t) {
+        return Double.doubleToRawLongBits(it.value()) == valueBits;
+      }
+      if (it.timestamp() > t) {
+        return false;
+      }
+    }
+    return false;
+  }
+
+  /**
    * Drops chunks whose samples are all older than {@code before}.
    *
    * @return whether the series holds no sample any more

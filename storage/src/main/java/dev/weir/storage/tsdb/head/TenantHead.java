@@ -23,8 +23,9 @@ import org.jspecify.annotations.Nullable;
  * index for matchers, and (optionally) the tenant's WAL.
  *
  * <p><b>Commit = check, log, apply.</b> {@link #commit} checks every sample of a batch under one
- * append lock (newer than its series' newest sample, not older than the head accepts; an
- * identical sample is a silent duplicate), writes the accepted samples — preceded by the records
+ * append lock (newer than its series' newest sample, not older than the head accepts; a sample
+ * identical in time and value to one the series already holds — its newest or an older one, as
+ * when a Kafka record is re-read after a restart — is a silent duplicate, not a discard), writes the accepted samples — preceded by the records
  * of series not yet logged — to the WAL, and only then applies them. If the WAL write fails,
  * nothing of the batch is applied, so nothing unlogged is ever visible. With {@code durable} the
  * caller then waits for the fsync outside the lock (group commit).
@@ -202,7 +203,11 @@ public final class TenantHead {
         long seriesMax = pending ? s.pendingT : s.maxTime();
         long lastBits = pending ? s.pendingValueBits : s.lastValueBits();
         if (has && ts[i] < seriesMax) {
-          rejections.add(new Rejection(s, ts[i], vs[i], RejectReason.OUT_OF_ORDER));
+          if (s.holds(ts[i], bits)) {
+            duplicates++; // stored before (a re-read Kafka record): idempotent, not a discard
+          } else {
+            rejections.add(new Rejection(s, ts[i], vs[i], RejectReason.OUT_OF_ORDER));
+          }
         } else if (has && ts[i] == seriesMax) {
           if (bits == lastBits) {
             duplicates++;

@@ -265,4 +265,43 @@ class TenantHeadTest {
       assertThat(samples.values()[0]).isEqualTo(i);
     }
   }
+
+  @Test
+  void reReadingAStoredBatchCountsDuplicatesNotOutOfOrder() {
+    Labels a = Labels.of("__name__", "a");
+    Labels b = Labels.of("__name__", "b");
+    // A Kafka record with several samples per series, then (after a crash) read again.
+    for (int round = 0; round < 2; round++) {
+      Appender app = head.appender();
+      for (long t = 1_000; t <= 3_000; t += 1_000) {
+        app.add(app.series(a), t, t / 10.0);
+        app.add(app.series(b), t, -t);
+      }
+      CommitResult r = app.commit(false);
+      if (round == 0) {
+        assertThat(r.appended()).isEqualTo(6);
+      } else {
+        assertThat(r.rejections()).as("nothing discarded").isEmpty();
+        assertThat(r.duplicates()).isEqualTo(6);
+        assertThat(r.appended()).isZero();
+      }
+    }
+    for (int i = 0; i < 300; i++) { // enough to close chunks: duplicates found in closed chunks too
+      append(a, 10_000 + i * 1000L, i);
+    }
+    assertThat(append(a, 2_000, 200.0).duplicates()).isEqualTo(1);
+    assertThat(append(a, 10_000 + 5 * 1000L, 5).duplicates()).as("in a closed chunk").isEqualTo(1);
+    assertThat(samples(a).size()).isEqualTo(303);
+  }
+
+  @Test
+  void anOlderSampleWithADifferentValueOrUnknownTimeIsStillOutOfOrder() {
+    Labels l = Labels.of("__name__", "m");
+    append(l, 100, 1);
+    append(l, 200, 2);
+    assertThat(append(l, 100, 7).rejections()).extracting(Rejection::reason)
+        .containsExactly(RejectReason.OUT_OF_ORDER);
+    assertThat(append(l, 150, 1).rejections()).extracting(Rejection::reason)
+        .containsExactly(RejectReason.OUT_OF_ORDER);
+  }
 }
