@@ -391,6 +391,7 @@ public final class TenantHead {
           series.remove(s.labels());
           refs.put(s.ref(), null);
           s.removed = true;
+          options.interner().release(s.labels());
         }
       }
       aliases.values().removeIf(s -> s.removed);
@@ -418,6 +419,7 @@ public final class TenantHead {
             series.remove(s.labels());
             refs.put(s.ref(), null);
             removedRefs.add(s.ref());
+            options.interner().release(s.labels()); // the interner forgets strings no series uses
           } else {
             lo = Math.min(lo, s.minTime());
           }

@@ -304,4 +304,29 @@ class TenantHeadTest {
     assertThat(append(l, 150, 1).rejections()).extracting(Rejection::reason)
         .containsExactly(RejectReason.OUT_OF_ORDER);
   }
+
+  @Test
+  void theInternerForgetsStringsOfSeriesRemovedByTruncation() {
+    Interner interner = new Interner();
+    TenantHead h = new TenantHead("t", new HeadConfig(60_000L, 120), HeadOptions.inMemory(interner, wall::get));
+    Appender app = h.appender();
+    for (int i = 0; i < 10_000; i++) { // churn: every series has its own pod
+      app.add(app.series(Labels.of("__name__", "m", "pod", "pod-" + i)), 1_000, i);
+    }
+    app.commit(false);
+    assertThat(interner.size()).isEqualTo(10_003);
+    for (int i = 0; i < 10; i++) {
+      app.add(app.series(Labels.of("__name__", "m", "pod", "live-" + i)), 70_000, i);
+    }
+    app.commit(false);
+    long liveBytes;
+    assertThat(h.truncate(60_000)).isEqualTo(10_000);
+    assertThat(interner.size()).as("only the live series' strings").isEqualTo(3 + 10);
+    liveBytes = interner.bytesEstimate();
+    assertThat(liveBytes).isLessThan(13L * 200);
+    // A removed series that comes back is interned again; strings shared with live series stay.
+    app.add(app.series(Labels.of("__name__", "m", "pod", "pod-1")), 80_000, 1);
+    app.commit(false);
+    assertThat(interner.size()).isEqualTo(14);
+  }
 }
