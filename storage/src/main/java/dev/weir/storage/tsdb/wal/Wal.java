@@ -39,10 +39,11 @@ import org.slf4j.LoggerFactory;
  * naming the reason, and {@link #failure()} says why, until the process restarts and replays what
  * is really on disk.
  *
- * <p>Interrupts: an interrupt closes a {@link FileChannel} in the middle of an I/O call. Every
- * channel call here therefore runs with the caller's interrupt flag cleared (and restored after),
- * so an interrupt that arrived earlier cannot close the segment; one that arrives during the call
- * still closes it, and that is treated as an I/O failure (sticky), never as durable.
+ * <p>Interrupts: an interrupt closes a plain {@link FileChannel} in the middle of an I/O call.
+ * The default opener returns segments that ignore interrupts ({@link UninterruptibleFileChannel});
+ * with any other channel, every call here runs with the caller's interrupt flag cleared (and
+ * restored after), and an interrupt that still closes the channel mid-call is an I/O failure
+ * (sticky), never counted as durable.
  *
  * <p>Thread-safety: {@link #append} and {@link #roll} are called under the head's append lock
  * (one writer); {@link #awaitDurable} and {@link #sync} from any thread.
@@ -56,7 +57,8 @@ public final class Wal implements Closeable {
     FileChannel open(Path path, OpenOption... options) throws IOException;
   }
 
-  public static final ChannelOpener DEFAULT_OPENER = FileChannel::open;
+  /** Segments whose writes and fsyncs an interrupt cannot close ({@link UninterruptibleFileChannel}). */
+  public static final ChannelOpener DEFAULT_OPENER = UninterruptibleFileChannel::openSegment;
 
   private final Path dir;
   private final long segmentSize;

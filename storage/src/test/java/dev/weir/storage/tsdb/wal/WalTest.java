@@ -292,4 +292,26 @@ class WalTest {
       wal.close();
     }
   }
+
+  @Test
+  void defaultSegmentChannelIgnoresInterrupts() throws Exception {
+    Path seg = dir.resolve("seg");
+    java.nio.channels.FileChannel ch = Wal.DEFAULT_OPENER.open(seg, java.nio.file.StandardOpenOption.CREATE_NEW,
+        java.nio.file.StandardOpenOption.WRITE);
+    try {
+      Thread.currentThread().interrupt(); // e.g. a request executor or shard thread being stopped
+      ch.write(java.nio.ByteBuffer.wrap(new byte[] {1, 2, 3}));
+      ch.force(false);
+      ch.truncate(2);
+      assertThat(Thread.interrupted()).as("the interrupt is left for the caller").isTrue();
+      assertThat(ch.isOpen()).isTrue();
+      ch.write(java.nio.ByteBuffer.wrap(new byte[] {4}));
+    } finally {
+      Thread.interrupted();
+      ch.close();
+    }
+    assertThat(Files.readAllBytes(seg)).containsExactly(1, 2, 4);
+    assertThatThrownBy(() -> Wal.DEFAULT_OPENER.open(seg, java.nio.file.StandardOpenOption.CREATE_NEW,
+        java.nio.file.StandardOpenOption.WRITE)).isInstanceOf(java.nio.file.FileAlreadyExistsException.class);
+  }
 }
