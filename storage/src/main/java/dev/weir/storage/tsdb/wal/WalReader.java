@@ -214,6 +214,26 @@ public final class WalReader {
   private record Damage(Path dir, Path segment, int offset, String what, long size, ByteBuffer buf,
       List<Integer> later) {}
 
+  /** The valid records after the damage, in its segment and the later ones. */
+  private static Scan scanAfter(Damage d) throws IOException {
+    Scan dropped = new Scan();
+    dropped.add(d.buf, d.offset + 1, (int) d.size);
+    for (int s : d.later) {
+      Path p = Wal.segmentPath(d.dir, s);
+      long size = Files.size(p);
+      if (size > 0 && size <= Integer.MAX_VALUE) {
+        try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ)) {
+          dropped.add(ch.map(FileChannel.MapMode.READ_ONLY, 0, size), 0, (int) size);
+        }
+      }
+    }
+    return dropped;
+  }
+
+  /**
+   * Handles damage: refuses in a checkpoint or closed segment; in the WAL truncates a torn tail,
+   * and repairs (or, without {@code repair}, refuses) corruption in the middle, filling {@code out}.
+   */
   private static void onDamage(Damage d, boolean repair, WalMetrics metrics, String tenant, Mode mode, Outcome out)
       throws IOException, WalCorruptionException {
     if (mode == Mode.STRICT) {
@@ -226,17 +246,7 @@ public final class WalReader {
           + ". Checkpoints are written atomically, so this is disk damage; move the checkpoint away"
           + " to replay without it (data only in it is lost).");
     }
-    Scan dropped = new Scan();
-    dropped.add(d.buf, d.offset + 1, (int) d.size);
-    for (int s : d.later) {
-      Path p = Wal.segmentPath(d.dir, s);
-      long size = Files.size(p);
-      if (size > 0 && size <= Integer.MAX_VALUE) {
-        try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ)) {
-          dropped.add(ch.map(FileChannel.MapMode.READ_ONLY, 0, size), 0, (int) size);
-        }
-      }
-    }
+    Scan dropped = scanAfter(d);
     boolean laterValid = dropped.records > 0;
     if (laterValid) {
       metrics.corruptions.increment();
@@ -249,13 +259,7 @@ public final class WalReader {
       }
     }
     long droppedBytes = truncateFrom(d.dir, d.segment, d.offset, d.size, d.later);
-    long firstSource = Math.min(dropped.minSource, out.lastSource >= 0 ? out.lastSource : Long.MAX_VALUE);
-    out.truncated += droppedBytes;
-    out.droppedRecords += dropped.records;
-    out.droppedSegments += d.later.size();
-    out.damagedSegment = d.segment;
-    out.damageOffset = d.offset;
-    out.firstDroppedSource = firstSource == Long.MAX_VALUE ? -1 : firstSource;
+    record(out, d, dropped, droppedBytes);
     metrics.truncatedBytes.increment(droppedBytes);
     if (laterValid) {
       out.repairedCorruption = true;
@@ -273,6 +277,17 @@ public final class WalReader {
           + " user={} segment={} offset={} dropped_bytes={} damage=\"{}\"", tenant, d.segment, d.offset,
           droppedBytes, d.what);
     }
+  }
+
+  /** Notes what a repair dropped in the outcome. */
+  private static void record(Outcome out, Damage d, Scan dropped, long droppedBytes) {
+    long firstSource = Math.min(dropped.minSource, out.lastSource >= 0 ? out.lastSource : Long.MAX_VALUE);
+    out.truncated += droppedBytes;
+    out.droppedRecords += dropped.records;
+    out.droppedSegments += d.later.size();
+    out.damagedSegment = d.segment;
+    out.damageOffset = d.offset;
+    out.firstDroppedSource = firstSource == Long.MAX_VALUE ? -1 : firstSource;
   }
 
   private static String describe(ByteBuffer buf, int pos, int limit) {

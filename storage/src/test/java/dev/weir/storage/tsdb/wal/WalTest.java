@@ -314,4 +314,35 @@ class WalTest {
     assertThatThrownBy(() -> Wal.DEFAULT_OPENER.open(seg, java.nio.file.StandardOpenOption.CREATE_NEW,
         java.nio.file.StandardOpenOption.WRITE)).isInstanceOf(java.nio.file.FileAlreadyExistsException.class);
   }
+
+  @Test
+  void repairOfACorruptionReportsWhatWasDroppedAndTheFirstSourceOffset() throws Exception {
+    try (Wal wal = Wal.open(dir, 1 << 20, Wal.DEFAULT_OPENER, metrics, "t")) {
+      for (int seg = 0; seg < 3; seg++) {
+        for (int k = 0; k < 3; k++) {
+          int n = seg * 3 + k;
+          ByteSink b = new ByteSink(64);
+          WalRecords.source(b, 500 + n);
+          WalRecords.series(b, new int[] {n + 1}, new Labels[] {Labels.of("__name__", "m", "i", "" + n)}, 1);
+          WalRecords.samples(b, new int[] {n + 1}, new long[] {n}, new double[] {n}, 1);
+          wal.append(b);
+        }
+        wal.roll();
+      }
+    }
+    Path first = Wal.segmentPath(dir, 0);
+    long third = Files.size(first) * 2 / 3; // inside commit 2 (its SOURCE 502, series or samples)
+    Corrupt.flipByte(first, third + 12);
+    Recorder r = new Recorder();
+    WalReader.Result res = WalReader.replay(dir, r, true, metrics, "t");
+    assertThat(res.repairedCorruption()).isTrue();
+    assertThat(res.damagedSegment()).isEqualTo(first);
+    assertThat(res.droppedSegments()).isEqualTo(3); // segments 1, 2 and the empty 3
+    assertThat(res.droppedRecords()).isGreaterThanOrEqualTo(6 * 3); // commits 3..8, three records each
+    assertThat(res.firstDroppedSourceOffset()).isBetween(501L, 502L);
+    assertThat(r.events).contains("s 1 m{i=\"0\"}", "x 2 1 1.0").doesNotContain("x 4 3 3.0");
+    assertThat(metrics.corruptions.count()).isEqualTo(1);
+    assertThat(metrics.droppedRecords.count()).isEqualTo(res.droppedRecords());
+    assertThat(Wal.segments(dir)).containsExactly(0);
+  }
 }
