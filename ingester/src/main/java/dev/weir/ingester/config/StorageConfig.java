@@ -38,9 +38,10 @@ public final class StorageConfig {
               + " but not of the machine). The Kafka reader always fsyncs before committing an offset.");
       fsyncInterval = fs.duration("blocks-storage.tsdb.wal-fsync-interval", Duration.ofSeconds(1),
           "Period of the background WAL fsync when wal-fsync=interval.");
-      repair = fs.bool("blocks-storage.tsdb.wal-repair", false,
-          "Start even when a WAL is corrupt before its end, by truncating it at the corruption (the records"
-              + " after it are lost). Without it, such corruption stops start-up with an error.");
+      repair = fs.bool("blocks-storage.tsdb.wal-repair", true,
+          "Repair a WAL that is corrupt before its end by truncating it at the corruption and deleting later"
+              + " segments (the records after it are lost; logged at ERROR and counted in"
+              + " weir_tsdb_wal_corruptions_total), like Prometheus. false refuses to start instead.");
     }
 
     public TsdbConfig build(Path dataDir) throws ConfigException {

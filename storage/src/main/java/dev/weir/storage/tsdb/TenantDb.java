@@ -52,6 +52,7 @@ public final class TenantDb {
   private final TenantHead head;
   private final CopyOnWriteArrayList<Block> blocks = new CopyOnWriteArrayList<>();
   private @Nullable Wal wal;
+  private WalReader.@Nullable Result replay;
 
   private TenantDb(String tenant, TsdbConfig config, TsdbMetrics metrics, LongSupplier wallClock, TenantHead head) {
     this.tenant = tenant;
@@ -101,6 +102,7 @@ public final class TenantDb {
     }
     Wal w = Wal.open(config.walDir(tenant), config.walSegmentBytes(), config.channelOpener(), metrics.wal, tenant);
     db.wal = w;
+    db.replay = r;
     head.attachWal(w);
     return db;
   }
@@ -135,6 +137,11 @@ public final class TenantDb {
 
   public @Nullable Wal wal() {
     return wal;
+  }
+
+  /** What the WAL replay at open found and repaired. */
+  public WalReader.@Nullable Result replayResult() {
+    return replay;
   }
 
   public List<Block> blocks() {

@@ -5,6 +5,7 @@ import dev.weir.storage.tsdb.head.TenantHead;
 import dev.weir.storage.tsdb.labels.Interner;
 import dev.weir.storage.tsdb.wal.Wal;
 import dev.weir.storage.tsdb.wal.WalCorruptionException;
+import dev.weir.storage.tsdb.wal.WalReader;
 import io.micrometer.core.instrument.Gauge;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -44,6 +45,8 @@ public final class Tsdb implements AutoCloseable {
   private final Interner interner = new Interner();
   private final ConcurrentHashMap<String, TenantDb> tenants = new ConcurrentHashMap<>();
   private @Nullable ScheduledExecutorService background;
+  private volatile boolean closing;
+  private ReplayReport replayReport = new ReplayReport(java.util.Map.of());
 
   /**
    * @param seriesLimits per tenant, the current maximum number of series (0: unlimited)
@@ -61,6 +64,9 @@ public final class Tsdb implements AutoCloseable {
         .description("Blocks open for queries.").register(metrics.registry);
     Gauge.builder("weir.tsdb.wal.size.bytes", this, Tsdb::walBytes)
         .description("Bytes on disk of every tenant's WAL (segments and checkpoints).").register(metrics.registry);
+    Gauge.builder("weir.tsdb.wal.failed", this, Tsdb::failedWals)
+        .description("WALs refusing writes after a failed fsync (the ingester is not ready; restart it).")
+        .register(metrics.registry);
   }
 
   /** Bytes of the WAL directories of all open tenants (read from the file system). */
@@ -86,7 +92,8 @@ public final class Tsdb implements AutoCloseable {
    * Opens every tenant found on disk (blocks loaded, WAL replayed) and starts the background
    * work.
    *
-   * @throws WalCorruptionException when a WAL is corrupt in the middle and repair is off
+   * @throws WalCorruptionException when a WAL is corrupt in the middle and repair was turned off
+   *     (by default it is repaired; see {@link #replayReport()})
    */
   public void open() throws IOException, WalCorruptionException {
     TreeSet<String> found = new TreeSet<>();
@@ -99,10 +106,23 @@ public final class Tsdb implements AutoCloseable {
     }
     long t0 = System.nanoTime();
     int i = 0;
+    java.util.Map<String, WalReader.Result> replays = new java.util.HashMap<>();
     for (String tenant : found) {
-      tenants.put(tenant, TenantDb.open(tenant, config, metrics, interner, wallClock, seriesLimits.apply(tenant)));
+      TenantDb db = TenantDb.open(tenant, config, metrics, interner, wallClock, seriesLimits.apply(tenant));
+      tenants.put(tenant, db);
+      WalReader.Result r = db.replayResult();
+      if (r != null) {
+        replays.put(tenant, r);
+      }
       i++;
       log.info("msg=\"tenant storage opened\" user={} tenants_done={}/{}", tenant, i, found.size());
+    }
+    replayReport = new ReplayReport(replays);
+    if (replayReport.repairedCorruption()) {
+      log.error("msg=\"WAL corruption repaired at start-up: data after the corruption is lost\" tenants={}"
+          + " dropped_records={} dropped_bytes={} dropped_segments={} first_dropped_source_offset={}",
+          replayReport.corruptionRepairedTenants(), replayReport.droppedRecords(), replayReport.droppedBytes(),
+          replayReport.droppedSegments(), replayReport.firstDroppedSourceOffset());
     }
     if (!found.isEmpty()) {
       log.info("msg=\"storage opened\" tenants={} seconds={}", found.size(),
@@ -122,12 +142,27 @@ public final class Tsdb implements AutoCloseable {
     background = bg;
   }
 
-  /** The tenant's storage, created (with an empty WAL) on first use. */
+  /**
+   * What replaying the WALs in {@link #open()} found: repairs, dropped records/bytes/segments and
+   * the lowest source offset of dropped data (for a Kafka consumer to re-read from).
+   */
+  public ReplayReport replayReport() {
+    return replayReport;
+  }
+
+  /**
+   * The tenant's storage, created (with an empty WAL) on first use.
+   *
+   * @throws dev.weir.storage.errors.ClientErrorException ({@code invalid_tenant}) for a tenant that
+   *     cannot name a directory of its own (see {@link TenantPaths})
+   */
   public TenantDb tenant(String tenant) {
     TenantDb db = tenants.get(tenant);
     if (db != null) {
       return db;
     }
+    config.walDir(tenant); // refuses a tenant that would name a directory outside its root
+    config.blocksDir(tenant);
     return tenants.computeIfAbsent(tenant, t -> {
       try {
         return TenantDb.open(t, config, metrics, interner, wallClock, seriesLimits.apply(t));
@@ -191,6 +226,9 @@ public final class Tsdb implements AutoCloseable {
   /** Runs compaction and retention for every tenant now (also runs periodically). */
   public void compactAll() {
     for (TenantDb db : tenants.values()) {
+      if (closing) {
+        return;
+      }
       try {
         db.compact();
         db.applyRetention();
@@ -202,16 +240,37 @@ public final class Tsdb implements AutoCloseable {
     }
   }
 
-  /** Why writes cannot succeed (a WAL failed its fsync), or null. */
-  public @Nullable String notReadyReason() {
-    for (TenantDb db : tenants.values()) {
-      Wal w = db.wal();
+  /**
+   * Why writes cannot succeed: the first WAL (by tenant) in the failed state after a failed or
+   * interrupted fsync, or null. The state is sticky until restart; readiness reports it.
+   */
+  public @Nullable String walFailure() {
+    for (String tenant : tenants()) {
+      TenantDb db = tenants.get(tenant);
+      Wal w = db == null ? null : db.wal();
       String f = w == null ? null : w.failure();
       if (f != null) {
-        return "WAL of tenant " + db.tenant() + " failed: " + f;
+        return "WAL of tenant " + tenant + " failed: " + f + " (restart once the disk is healthy)";
       }
     }
     return null;
+  }
+
+  /** Same as {@link #walFailure()}: the storage's reason for /ready to fail. */
+  public @Nullable String notReadyReason() {
+    return walFailure();
+  }
+
+  /** Number of tenants whose WAL is in the failed state. */
+  public int failedWals() {
+    int n = 0;
+    for (TenantDb db : tenants.values()) {
+      Wal w = db.wal();
+      if (w != null && w.failure() != null) {
+        n++;
+      }
+    }
+    return n;
   }
 
   public Interner interner() {
@@ -227,23 +286,48 @@ public final class Tsdb implements AutoCloseable {
     return n;
   }
 
+  /**
+   * Stops the background work (without interrupting it: an interrupt would close a WAL segment in
+   * the middle of an fsync), then closes every tenant, each even when another fails.
+   *
+   * @throws UncheckedIOException after all tenants were closed, when some failed (the others are
+   *     suppressed exceptions of the first)
+   */
   @Override
   public void close() {
+    closing = true;
     ScheduledExecutorService bg = background;
     if (bg != null) {
-      bg.shutdownNow();
+      bg.shutdown(); // periodic tasks are cancelled; a running compaction or fsync finishes
       try {
-        bg.awaitTermination(30, TimeUnit.SECONDS);
+        if (!bg.awaitTermination(60, TimeUnit.SECONDS)) {
+          log.warn("msg=\"background storage work still running after 60s; closing the WALs anyway\"");
+        }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
     }
-    for (TenantDb db : tenants.values()) {
+    UncheckedIOException failed = null;
+    for (String tenant : tenants()) {
+      TenantDb db = tenants.get(tenant);
+      if (db == null) {
+        continue;
+      }
       try {
         db.close();
-      } catch (IOException e) {
-        throw new UncheckedIOException("closing storage of tenant " + db.tenant(), e);
+      } catch (IOException | RuntimeException e) {
+        log.error("msg=\"closing tenant storage failed\" user={} err=\"{}\"", tenant, e.toString());
+        UncheckedIOException u = new UncheckedIOException("closing storage of tenant " + tenant,
+            e instanceof IOException io ? io : new IOException(e));
+        if (failed == null) {
+          failed = u;
+        } else {
+          failed.addSuppressed(u);
+        }
       }
+    }
+    if (failed != null) {
+      throw failed;
     }
   }
 }

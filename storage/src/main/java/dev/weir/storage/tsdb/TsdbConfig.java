@@ -13,7 +13,8 @@ import java.time.Duration;
  * @param walSegmentBytes WAL segment size
  * @param fsync when acknowledged writes are fsynced
  * @param fsyncInterval period of the background fsync in {@link FsyncMode#INTERVAL}
- * @param walRepair truncate a WAL corrupt in the middle instead of refusing to start
+ * @param walRepair truncate a WAL corrupt in the middle (dropping what follows) instead of
+ *     refusing to start; true by default, like Prometheus
  * @param retention blocks whose data is older than the newest sample minus this are deleted;
  *     zero keeps everything
  * @param compactionInterval how often heads are checked for a complete range to compact
@@ -33,7 +34,7 @@ public record TsdbConfig(Path dataDir, HeadConfig head, long walSegmentBytes, Fs
 
   public static TsdbConfig defaults(Path dataDir) {
     return new TsdbConfig(dataDir, HeadConfig.DEFAULT, 128L << 20, FsyncMode.ALWAYS, Duration.ofSeconds(1),
-        false, Duration.ofDays(15), Duration.ofMinutes(1), Wal.DEFAULT_OPENER);
+        true, Duration.ofDays(15), Duration.ofMinutes(1), Wal.DEFAULT_OPENER);
   }
 
   public TsdbConfig withChannelOpener(Wal.ChannelOpener opener) {
@@ -61,11 +62,22 @@ public record TsdbConfig(Path dataDir, HeadConfig head, long walSegmentBytes, Fs
         compactionInterval, channelOpener);
   }
 
+  /**
+   * The tenant's WAL directory.
+   *
+   * @throws dev.weir.storage.errors.ClientErrorException ({@code invalid_tenant}) when the tenant
+   *     would name anything but a direct child of {@code wal/}; see {@link TenantPaths}
+   */
   public Path walDir(String tenant) {
-    return dataDir.resolve("wal").resolve(tenant);
+    return TenantPaths.child(dataDir.resolve("wal"), tenant);
   }
 
+  /**
+   * The tenant's blocks directory.
+   *
+   * @throws dev.weir.storage.errors.ClientErrorException ({@code invalid_tenant}) as {@link #walDir}
+   */
   public Path blocksDir(String tenant) {
-    return dataDir.resolve("tsdb").resolve(tenant);
+    return TenantPaths.child(dataDir.resolve("tsdb"), tenant);
   }
 }

@@ -23,6 +23,8 @@ public final class FaultyChannel extends FileChannel {
     public final AtomicBoolean diskFull = new AtomicBoolean();
     public final AtomicBoolean fsyncFails = new AtomicBoolean();
     public final AtomicInteger forces = new AtomicInteger();
+    /** The next force is hit by an interrupt of its thread (the real channel closes itself). */
+    public final AtomicBoolean interruptDuringForce = new AtomicBoolean();
 
     public FileChannel open(Path path, OpenOption... options) throws IOException {
       if (diskFull.get()) {
@@ -59,6 +61,9 @@ public final class FaultyChannel extends FileChannel {
     faults.forces.incrementAndGet();
     if (faults.fsyncFails.get()) {
       throw new IOException("Input/output error (fsync)");
+    }
+    if (faults.interruptDuringForce.getAndSet(false)) {
+      Thread.currentThread().interrupt(); // as if it arrived now: the delegate sees it mid-call
     }
     d.force(metaData);
   }

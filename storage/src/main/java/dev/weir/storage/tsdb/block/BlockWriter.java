@@ -86,11 +86,10 @@ public final class BlockWriter {
     }
   }
 
-  static void syncDir(Path dir) {
+  /** Fsyncs a directory (its entries: created files, the block's rename); a failure is an error. */
+  static void syncDir(Path dir) throws IOException {
     try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
       d.force(true);
-    } catch (IOException e) {
-      // Directory fsync is not supported everywhere; the files themselves are synced.
     }
   }
 

@@ -22,6 +22,7 @@ public final class Appender {
   private long[] timestamps = new long[64];
   private double[] values = new double[64];
   private int size;
+  private long source = -1;
 
   Appender(TenantHead head) {
     this.head = head;
@@ -55,6 +56,18 @@ public final class Appender {
     size++;
   }
 
+  /**
+   * Records that the samples of the next commit came from this source (Kafka) offset. It is
+   * written to the WAL with them, so that a replay that has to drop data can say from which offset
+   * to re-consume it. Optional; forgotten after {@link #commit}.
+   */
+  public void source(long offset) {
+    if (offset < 0) {
+      throw new IllegalArgumentException("source offset must not be negative: " + offset);
+    }
+    this.source = offset;
+  }
+
   public int size() {
     return size;
   }
@@ -68,10 +81,11 @@ public final class Appender {
    */
   public CommitResult commit(boolean durable) {
     try {
-      return head.commit(series, timestamps, values, size, durable);
+      return head.commit(series, timestamps, values, size, durable, source);
     } finally {
       Arrays.fill(series, 0, size, null);
       size = 0;
+      source = -1;
     }
   }
 }

@@ -38,6 +38,8 @@ public final class MemSeries {
   long pendingTxn;
   long pendingT;
   long pendingValueBits;
+  /** The commit that last queued this series' record for the WAL (dedup within one commit). */
+  long seriesTxn;
   /** Whether the series record is in the WAL (then samples may reference the ref). */
   boolean logged;
   /** Set when truncation removed the series; an appender holding it must look it up again. */
@@ -135,6 +137,36 @@ public final class MemSeries {
       out.add(new ChunkData(h.minTime(), h.maxTime(), h.bytes()));
     }
     return out;
+  }
+
+  /**
+   * Whether the series holds a sample at {@code t} whose value has exactly these bits: an older
+   * sample sent again (a Kafka record re-read after a restart) is then an idempotent duplicate,
+   * not out of order. Decodes only the chunk covering {@code t}; called only for samples older
+   * than the newest, which are rare.
+   */
+  synchronized boolean holds(long t, long valueBits) {
+    for (int i = 0; i < numChunks; i++) {
+      if (chunkMinT[i] <= t && t <= chunkMaxT[i] && chunkHolds(chunks[i], t, valueBits)) {
+        return true;
+      }
+    }
+    XorAppender h = head;
+    return h != null && h.numSamples() > 0 && h.minTime() <= t && t <= h.maxTime()
+        && chunkHolds(h.bytes(), t, valueBits);
+  }
+
+  private static boolean chunkHolds(byte[] chunk, long t, long valueBits) {
+    dev.weir.storage.tsdb.chunk.XorIterator it = new dev.weir.storage.tsdb.chunk.XorIterator(chunk);
+    while (it.next()) {
+      if (it.timestamp() == t) {
+        return Double.doubleToRawLongBits(it.value()) == valueBits;
+      }
+      if (it.timestamp() > t) {
+        return false;
+      }
+    }
+    return false;
   }
 
   /**

@@ -23,8 +23,9 @@ import org.jspecify.annotations.Nullable;
  * index for matchers, and (optionally) the tenant's WAL.
  *
  * <p><b>Commit = check, log, apply.</b> {@link #commit} checks every sample of a batch under one
- * append lock (newer than its series' newest sample, not older than the head accepts; an
- * identical sample is a silent duplicate), writes the accepted samples — preceded by the records
+ * append lock (newer than its series' newest sample, not older than the head accepts; a sample
+ * identical in time and value to one the series already holds — its newest or an older one, as
+ * when a Kafka record is re-read after a restart — is a silent duplicate, not a discard), writes the accepted samples — preceded by the records
  * of series not yet logged — to the WAL, and only then applies them. If the WAL write fails,
  * nothing of the batch is applied, so nothing unlogged is ever visible. With {@code durable} the
  * caller then waits for the fsync outside the lock (group commit).
@@ -49,7 +50,11 @@ public final class TenantHead {
   private int nextRef = 1;
 
   private final ReentrantLock appendLock = new ReentrantLock();
-  private final ByteSink walBuffer = new ByteSink(64 * 1024);
+  private ByteSink walBuffer = new ByteSink(WAL_BUFFER_BYTES);
+  /** Initial WAL buffer; large enough for a typical push of a few thousand samples. */
+  private static final int WAL_BUFFER_BYTES = 64 * 1024;
+  /** Largest WAL record payload this head writes; see {@link WalRecords#MAX_WRITE_PAYLOAD_BYTES}. */
+  private final int walRecordBytes;
   private long txn;
   private volatile long minValidTime = Long.MIN_VALUE;
   private volatile long minTime = Long.MAX_VALUE;
@@ -59,10 +64,16 @@ public final class TenantHead {
   private @Nullable List<MemSeries> replayed;
 
   public TenantHead(String tenant, HeadConfig config, HeadOptions options) {
+    this(tenant, config, options, WalRecords.MAX_WRITE_PAYLOAD_BYTES);
+  }
+
+  /** Test knob: {@code walRecordBytes} caps WAL record payloads lower than the real limit. */
+  TenantHead(String tenant, HeadConfig config, HeadOptions options, int walRecordBytes) {
     this.tenant = tenant;
     this.config = config;
     this.options = options;
     this.wal = options.wal();
+    this.walRecordBytes = walRecordBytes;
   }
 
   public String tenant() {
@@ -164,7 +175,8 @@ public final class TenantHead {
     return s;
   }
 
-  CommitResult commit(MemSeries[] batch, long[] ts, double[] vs, int n, boolean durable) {
+  /** See {@link Appender#commit}; {@code source} is the batch's source offset for the WAL, or -1. */
+  CommitResult commit(MemSeries[] batch, long[] ts, double[] vs, int n, boolean durable, long source) {
     if (n == 0) {
       return new CommitResult(0, 0, List.of());
     }
@@ -191,7 +203,11 @@ public final class TenantHead {
         long seriesMax = pending ? s.pendingT : s.maxTime();
         long lastBits = pending ? s.pendingValueBits : s.lastValueBits();
         if (has && ts[i] < seriesMax) {
-          rejections.add(new Rejection(s, ts[i], vs[i], RejectReason.OUT_OF_ORDER));
+          if (s.holds(ts[i], bits)) {
+            duplicates++; // stored before (a re-read Kafka record): idempotent, not a discard
+          } else {
+            rejections.add(new Rejection(s, ts[i], vs[i], RejectReason.OUT_OF_ORDER));
+          }
         } else if (has && ts[i] == seriesMax) {
           if (bits == lastBits) {
             duplicates++;
@@ -210,7 +226,7 @@ public final class TenantHead {
       }
       Wal w = wal;
       if (appended > 0 && w != null) {
-        lsn = log(w, batch, ts, vs, n, accepted, appended);
+        lsn = log(w, id, source, new Accepted(batch, ts, vs, n, accepted), appended);
       }
       long now = options.wallClock().getAsLong();
       long lo = minTime;
@@ -241,18 +257,33 @@ public final class TenantHead {
     }
   }
 
-  /** Writes the accepted samples (and unlogged series) to the WAL; caller holds the append lock. */
-  private long log(Wal w, MemSeries[] batch, long[] ts, double[] vs, int n, boolean[] accepted, int count) {
+  /** A checked batch: the first {@code n} samples, {@code accepted[i]} for those to store. */
+  private record Accepted(MemSeries[] batch, long[] ts, double[] vs, int n, boolean[] accepted) {}
+
+  /**
+   * Writes the accepted samples (and unlogged series) to the WAL, in records small enough for the
+   * reader; caller holds the append lock. A series is collected once per commit through its
+   * {@code seriesTxn} mark (O(1), no list search).
+   */
+  private long log(Wal w, long txnId, long source, Accepted a, int count) {
+    MemSeries[] batch = a.batch();
+    long[] ts = a.ts();
+    double[] vs = a.vs();
+    int n = a.n();
+    boolean[] accepted = a.accepted();
     walBuffer.reset();
+    if (source >= 0) {
+      WalRecords.source(walBuffer, source);
+    }
     List<MemSeries> newSeries = null;
     for (int i = 0; i < n; i++) {
-      if (accepted[i] && !batch[i].logged) {
+      MemSeries s = batch[i];
+      if (accepted[i] && !s.logged && s.seriesTxn != txnId) {
         if (newSeries == null) {
           newSeries = new ArrayList<>();
         }
-        if (!newSeries.contains(batch[i])) {
-          newSeries.add(batch[i]);
-        }
+        s.seriesTxn = txnId;
+        newSeries.add(s);
       }
     }
     if (newSeries != null) {
@@ -262,7 +293,7 @@ public final class TenantHead {
         r[i] = newSeries.get(i).ref();
         l[i] = newSeries.get(i).labels();
       }
-      WalRecords.series(walBuffer, r, l, r.length);
+      WalRecords.series(walBuffer, r, l, r.length, walRecordBytes);
     }
     int[] r = new int[count];
     long[] t = new long[count];
@@ -276,8 +307,15 @@ public final class TenantHead {
         k++;
       }
     }
-    WalRecords.samples(walBuffer, r, t, v, count);
-    long lsn = w.append(walBuffer); // throws before anything is applied
+    WalRecords.samples(walBuffer, r, t, v, count, walRecordBytes);
+    long lsn;
+    try {
+      lsn = w.append(walBuffer); // throws before anything is applied
+    } finally {
+      if (walBuffer.array().length > 16 * WAL_BUFFER_BYTES) {
+        walBuffer = new ByteSink(WAL_BUFFER_BYTES); // a huge commit does not pin its buffer forever
+      }
+    }
     if (newSeries != null) {
       for (MemSeries s : newSeries) {
         s.logged = true;
@@ -353,6 +391,7 @@ public final class TenantHead {
           series.remove(s.labels());
           refs.put(s.ref(), null);
           s.removed = true;
+          options.interner().release(s.labels());
         }
       }
       aliases.values().removeIf(s -> s.removed);
@@ -380,6 +419,7 @@ public final class TenantHead {
             series.remove(s.labels());
             refs.put(s.ref(), null);
             removedRefs.add(s.ref());
+            options.interner().release(s.labels()); // the interner forgets strings no series uses
           } else {
             lo = Math.min(lo, s.minTime());
           }

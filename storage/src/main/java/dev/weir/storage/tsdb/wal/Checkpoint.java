@@ -84,10 +84,11 @@ public final class Checkpoint {
       inputs.removeIf(s -> (prev != null && s <= prev.index()) || s > throughSegment);
       WalReader.readStrict(walDir, inputs, filter, metrics, tenant);
     }
+    Wal.syncDir(tmp); // the segment's directory entry, before the directory is published
     Path dest = walDir.resolve(String.format("%s%08d", PREFIX, throughSegment));
     deleteRecursively(dest);
     Files.move(tmp, dest, StandardCopyOption.ATOMIC_MOVE);
-    Wal.syncDir(walDir);
+    Wal.syncDir(walDir); // the rename is durable before any segment it replaces is deleted
     for (Info old : list(walDir)) {
       if (old.index() < throughSegment) {
         deleteRecursively(old.dir());

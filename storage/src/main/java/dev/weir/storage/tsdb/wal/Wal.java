@@ -5,6 +5,7 @@ import dev.weir.storage.util.ByteSink;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -31,8 +32,18 @@ import org.slf4j.LoggerFactory;
  * <p>Failures: a failed write is rolled back (the segment truncated to its previous end) and
  * reported as {@link ServerErrorException}; if even that fails, later appends retry the
  * truncation first, so the file never holds a partial record followed by valid ones. A failed
- * fsync leaves the page cache in an unknown state: the WAL then refuses all writes until the
- * process restarts and replays what is really on disk.
+ * fsync — during a sync, a segment roll or close, or one cut short by a thread interrupt — is
+ * <b>sticky</b>: after it the kernel may have dropped the dirty pages while a retried fsync
+ * reports success (the "fsyncgate" problem), so nothing written before it can be called durable
+ * again. The WAL then refuses every later append and sync with a {@link ServerErrorException}
+ * naming the reason, and {@link #failure()} says why, until the process restarts and replays what
+ * is really on disk.
+ *
+ * <p>Interrupts: an interrupt closes a plain {@link FileChannel} in the middle of an I/O call.
+ * The default opener returns segments that ignore interrupts ({@link UninterruptibleFileChannel});
+ * with any other channel, every call here runs with the caller's interrupt flag cleared (and
+ * restored after), and an interrupt that still closes the channel mid-call is an I/O failure
+ * (sticky), never counted as durable.
  *
  * <p>Thread-safety: {@link #append} and {@link #roll} are called under the head's append lock
  * (one writer); {@link #awaitDurable} and {@link #sync} from any thread.
@@ -46,7 +57,8 @@ public final class Wal implements Closeable {
     FileChannel open(Path path, OpenOption... options) throws IOException;
   }
 
-  public static final ChannelOpener DEFAULT_OPENER = FileChannel::open;
+  /** Segments whose writes and fsyncs an interrupt cannot close ({@link UninterruptibleFileChannel}). */
+  public static final ChannelOpener DEFAULT_OPENER = UninterruptibleFileChannel::openSegment;
 
   private final Path dir;
   private final long segmentSize;
@@ -62,7 +74,8 @@ public final class Wal implements Closeable {
   /** Whether a failed write left bytes after {@link #segmentPos} that must be truncated first. */
   private boolean dirtyTail;
   private volatile long written;
-  private volatile @Nullable String fsyncFailure;
+  /** Why the WAL refuses writes (sticky once set), or null. */
+  private volatile @Nullable String failure;
 
   private final Object syncMonitor = new Object();
   private long durable;
@@ -126,9 +139,31 @@ public final class Wal implements Closeable {
     }
   }
 
-  /** Why the WAL refuses writes (a failed fsync), or null. */
+  /** Why the WAL refuses writes (a failed or interrupted fsync), or null. Sticky. */
   public @Nullable String failure() {
-    return fsyncFailure;
+    return failure;
+  }
+
+  /** Enters the failed state (first reason wins) and wakes the fsync waiters. */
+  private void fail(String what, Throwable cause) {
+    boolean first = false;
+    synchronized (syncMonitor) {
+      if (failure == null) {
+        failure = what + ": " + cause;
+        first = true;
+      }
+      syncMonitor.notifyAll();
+    }
+    if (first) {
+      metrics.fsyncsFailed.increment();
+      log.error("msg=\"WAL fsync failed; refusing writes until restart\" user={} what=\"{}\" err=\"{}\"",
+          tenant, what, cause.toString());
+    }
+  }
+
+  private ServerErrorException refused() {
+    return new ServerErrorException("WAL of tenant " + tenant + " refuses writes after a failed fsync ("
+        + failure + "); restart once the disk is healthy");
   }
 
   /**
@@ -137,13 +172,16 @@ public final class Wal implements Closeable {
    * @throws ServerErrorException when nothing could be written (the WAL is unchanged)
    */
   public long append(ByteSink records) {
-    String failed = fsyncFailure;
-    if (failed != null) {
+    if (failure != null) {
       metrics.writesFailed.increment();
-      throw new ServerErrorException("WAL of tenant " + tenant + " is unusable after a failed fsync ("
-          + failed + "); restart to recover");
+      throw refused();
     }
     synchronized (state) {
+      if (failure != null) {
+        metrics.writesFailed.increment();
+        throw refused();
+      }
+      boolean interrupted = Thread.interrupted();
       try {
         if (dirtyTail) {
           current.truncate(segmentPos);
@@ -157,11 +195,23 @@ public final class Wal implements Closeable {
         while (b.hasRemaining()) {
           current.write(b);
         }
+      } catch (ClosedChannelException e) {
+        // Closed under us (an interrupt during the write): the segment cannot be repaired here.
+        fail("WAL segment closed during a write", e);
+        metrics.writesFailed.increment();
+        throw refused();
       } catch (IOException e) {
         dirtyTail = true;
         rollbackLocked();
         metrics.writesFailed.increment();
+        if (failure != null) {
+          throw refused(); // the roll's fsync failed
+        }
         throw new ServerErrorException("WAL write failed for tenant " + tenant + ": " + e.getMessage(), e);
+      } finally {
+        if (interrupted) {
+          Thread.currentThread().interrupt();
+        }
       }
       segmentPos += records.length();
       written += records.length();
@@ -191,12 +241,11 @@ public final class Wal implements Closeable {
     while (true) {
       synchronized (syncMonitor) {
         while (true) {
+          if (failure != null) {
+            throw refused(); // even when durable >= lsn: that may have been a lie of a retried fsync
+          }
           if (durable >= lsn) {
             return;
-          }
-          String failed = fsyncFailure;
-          if (failed != null) {
-            throw new ServerErrorException("WAL fsync failed for tenant " + tenant + ": " + failed);
           }
           if (!syncing) {
             break;
@@ -218,17 +267,23 @@ public final class Wal implements Closeable {
       }
       boolean ok = false;
       long t0 = System.nanoTime();
+      boolean interrupted = Thread.interrupted();
       try {
         ch.force(false);
         ok = true;
+      } catch (ClosedByInterruptException e) {
+        fail("WAL fsync interrupted (the segment was closed)", e);
       } catch (ClosedChannelException e) {
-        ok = true; // rolled meanwhile: the roll fsynced this segment and moved durable past target
+        ok = coveredByRoll(target);
+        if (!ok) {
+          fail("WAL segment closed during an fsync", e);
+        }
       } catch (IOException e) {
-        fsyncFailure = e.toString();
-        metrics.fsyncsFailed.increment();
-        log.error("msg=\"WAL fsync failed; refusing writes until restart\" user={} err=\"{}\"",
-            tenant, e.toString());
+        fail("WAL fsync failed", e);
       } finally {
+        if (interrupted) {
+          Thread.currentThread().interrupt();
+        }
         metrics.fsyncDuration.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
         synchronized (syncMonitor) {
           syncing = false;
@@ -241,8 +296,23 @@ public final class Wal implements Closeable {
     }
   }
 
+  /**
+   * Whether a roll fsynced and closed the segment while we were forcing it: waits for the roll
+   * to finish (it holds {@code state}), then checks that it moved the durable mark past target.
+   */
+  private boolean coveredByRoll(long target) {
+    synchronized (state) {
+      synchronized (syncMonitor) {
+        return durable >= target && failure == null;
+      }
+    }
+  }
+
   /** Makes everything appended so far durable. */
   public void sync() {
+    if (failure != null) {
+      throw refused();
+    }
     awaitDurable(written);
   }
 
@@ -264,23 +334,34 @@ public final class Wal implements Closeable {
   }
 
   private void rollLocked() throws IOException {
+    if (failure != null) {
+      throw refused();
+    }
     FileChannel old = current;
     FileChannel next = createSegment(dir, currentIndex + 1, opener);
+    boolean interrupted = Thread.interrupted();
     try {
       old.force(false);
     } catch (IOException e) {
+      fail("WAL fsync failed while rolling segment " + currentIndex, e);
       next.close();
       Files.deleteIfExists(segmentPath(dir, currentIndex + 1));
       throw e;
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    // Durable before the old channel closes, so a concurrent fsync that sees it closed finds its
+    // target covered (coveredByRoll).
+    synchronized (syncMonitor) {
+      durable = Math.max(durable, written);
+      syncMonitor.notifyAll();
     }
     old.close();
     current = next;
     currentIndex++;
     segmentPos = 0;
-    synchronized (syncMonitor) {
-      durable = Math.max(durable, written);
-      syncMonitor.notifyAll();
-    }
   }
 
   /** Deletes segments with index below {@code index}. */
@@ -293,25 +374,38 @@ public final class Wal implements Closeable {
     syncDir(dir);
   }
 
+  /**
+   * Fsyncs and closes the current segment.
+   *
+   * @throws IOException when the final fsync fails (the WAL is then failed, see {@link #failure()})
+   */
   @Override
   public void close() throws IOException {
     synchronized (state) {
+      boolean interrupted = Thread.interrupted();
       try {
-        if (fsyncFailure == null) {
+        if (failure == null) {
           current.force(false);
         }
+      } catch (IOException e) {
+        fail("WAL fsync failed at close", e);
+        throw e;
       } finally {
         current.close();
+        if (interrupted) {
+          Thread.currentThread().interrupt();
+        }
       }
     }
   }
 
+  /**
+   * Fsyncs a directory so that file creations, renames and deletions in it survive a power loss.
+   * A failure is an error (on Linux every local file system supports it).
+   */
   static void syncDir(Path dir) throws IOException {
     try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
       d.force(true);
-    } catch (IOException e) {
-      // Some file systems refuse fsync on directories; the data files are still synced.
-      log.debug("msg=\"directory fsync not supported\" dir={} err=\"{}\"", dir, e.toString());
     }
   }
 }

@@ -18,6 +18,9 @@ public final class WalMetrics {
   final Counter tailRepairs;
   final Counter corruptionRepairs;
   final Counter truncatedBytes;
+  final Counter corruptions;
+  final Counter droppedRecords;
+  final Counter droppedSegments;
   final Counter recordsReplayed;
   final Counter unknownRefs;
 
@@ -36,8 +39,16 @@ public final class WalMetrics {
     tailRepairs = Counter.builder("weir.tsdb.wal.tail.repairs")
         .description("Torn or corrupt WAL tails truncated at the last good record during replay.").register(r);
     corruptionRepairs = Counter.builder("weir.tsdb.wal.corruption.repairs")
-        .description("WALs corrupt in the middle that were truncated because the repair flag was set.")
+        .description("WALs corrupt in the middle that were truncated at the corruption (wal-repair, the default).")
         .register(r);
+    corruptions = Counter.builder("weir.tsdb.wal.corruptions")
+        .description("WAL corruptions found in the middle of the WAL at replay (valid records after the damage),"
+            + " repaired or not.").register(r);
+    droppedRecords = Counter.builder("weir.tsdb.wal.repair.dropped.records")
+        .description("Intact WAL records after a corruption that the repair dropped (their data is lost).")
+        .register(r);
+    droppedSegments = Counter.builder("weir.tsdb.wal.repair.dropped.segments")
+        .description("WAL segments after a corrupt one that the repair deleted.").register(r);
     truncatedBytes = Counter.builder("weir.tsdb.wal.truncated.bytes")
         .description("Bytes dropped from WAL segments by repairs.").register(r);
     recordsReplayed = Counter.builder("weir.tsdb.wal.replayed.records")

@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -18,9 +19,12 @@ import org.slf4j.LoggerFactory;
  * is damage at that offset. If no valid record follows it anywhere (later in the segment or in a
  * later segment) it is a torn tail, the normal result of a crash mid-write: the segment is
  * truncated there, with a warning and a metric, and replay succeeds. If valid records follow, the
- * WAL is corrupt in the middle and truncating would drop acknowledged data: replay fails with a
- * {@link WalCorruptionException}, unless {@code repair} is set, in which case it truncates at the
- * damage, deletes later segments, and says so loudly.
+ * WAL is corrupt in the middle. With {@code repair} (the default, as in Prometheus) the segment is
+ * truncated at the damage and later segments are deleted: everything before it is kept, what
+ * follows is lost, logged at ERROR, counted in metrics and described in the {@link Result} (records,
+ * bytes and segments dropped, and the lowest source offset the dropped data may have come from,
+ * so a Kafka consumer can re-read it). Without {@code repair}, replay fails with a
+ * {@link WalCorruptionException} and nothing is changed.
  *
  * <p>Stateless; one replay per call.
  */
@@ -29,9 +33,32 @@ public final class WalReader {
 
   private WalReader() {}
 
-  /** What a replay did. */
+  /**
+   * What a replay did.
+   *
+   * @param segments segments read (checkpoint and WAL)
+   * @param records records replayed
+   * @param bytes bytes of the records replayed
+   * @param truncatedBytes bytes dropped by a repair (tail or corruption), including deleted segments
+   * @param repairedTail a torn tail was truncated (nothing valid after it)
+   * @param repairedCorruption the WAL was corrupt in the middle and truncated there
+   * @param droppedRecords intact records after the damage that the repair dropped
+   * @param droppedSegments whole segments after the damaged one that the repair deleted
+   * @param damagedSegment the segment where the damage was found, or null
+   * @param damageOffset byte offset of the damage in that segment, or -1
+   * @param firstDroppedSourceOffset the lowest source (Kafka) offset that data lost by the repair
+   *     may have come from (the last SOURCE record before the damage, or a dropped one), or -1 when
+   *     nothing was dropped or the records carry no source offset
+   */
   public record Result(int segments, long records, long bytes, long truncatedBytes, boolean repairedTail,
-      boolean repairedCorruption) {}
+      boolean repairedCorruption, long droppedRecords, int droppedSegments, @Nullable Path damagedSegment,
+      long damageOffset, long firstDroppedSourceOffset) {
+
+    /** Whether the replay changed the WAL on disk. */
+    public boolean repaired() {
+      return repairedTail || repairedCorruption;
+    }
+  }
 
   public static Result replay(Path walDir, WalRecords.Visitor visitor, boolean repair, WalMetrics metrics,
       String tenant) throws IOException, WalCorruptionException {
@@ -53,7 +80,8 @@ public final class WalReader {
     Outcome o = replaySegments(walDir, segments, visitor, repair, metrics, tenant, Mode.WAL);
     metrics.recordsReplayed.increment(records + o.records);
     return new Result(segmentsRead + segments.size(), records + o.records, bytes + o.bytes, o.truncated,
-        o.repairedTail, o.repairedCorruption);
+        o.repairedTail, o.repairedCorruption, o.droppedRecords, o.droppedSegments, o.damagedSegment,
+        o.damageOffset, o.firstDroppedSource);
   }
 
   /**
@@ -77,12 +105,59 @@ public final class WalReader {
     long truncated;
     boolean repairedTail;
     boolean repairedCorruption;
+    long droppedRecords;
+    int droppedSegments;
+    @Nullable Path damagedSegment;
+    long damageOffset = -1;
+    long firstDroppedSource = -1;
+    /** The source offset of the last SOURCE record replayed, or -1. */
+    long lastSource = -1;
+  }
+
+  /** Valid records found after damage: how many, and the lowest source offset among them. */
+  private static final class Scan {
+    long records;
+    long minSource = Long.MAX_VALUE;
+
+    void add(ByteBuffer buf, int from, int limit) {
+      int p = from;
+      while (p + WalRecords.HEADER_BYTES <= limit) {
+        int n = (buf.get(p) & 0xff) == WalRecords.MAGIC ? WalRecords.validAt(buf, p, limit) : -1;
+        if (n < 0) {
+          p++;
+          continue;
+        }
+        records++;
+        long src = WalRecords.sourceOffsetAt(buf, p);
+        if (src >= 0) {
+          minSource = Math.min(minSource, src);
+        }
+        p += n;
+      }
+    }
   }
 
   private static Outcome replaySegments(Path dir, List<Integer> segments, WalRecords.Visitor visitor,
       boolean repair, WalMetrics metrics, String tenant, Mode mode)
       throws IOException, WalCorruptionException {
     Outcome out = new Outcome();
+    WalRecords.Visitor v = new WalRecords.Visitor() {
+      @Override
+      public void series(int ref, dev.weir.storage.tsdb.labels.Labels labels) {
+        visitor.series(ref, labels);
+      }
+
+      @Override
+      public void sample(int ref, long t, double value) {
+        visitor.sample(ref, t, value);
+      }
+
+      @Override
+      public void source(long offset) {
+        out.lastSource = offset;
+        visitor.source(offset);
+      }
+    };
     long started = System.nanoTime();
     for (int i = 0; i < segments.size(); i++) {
       Path path = Wal.segmentPath(dir, segments.get(i));
@@ -109,7 +184,7 @@ public final class WalReader {
           ByteBuffer payload = buf.duplicate();
           payload.limit(pos + n).position(pos + WalRecords.HEADER_BYTES);
           try {
-            WalRecords.decode(payload.slice(), visitor);
+            WalRecords.decode(payload.slice(), v);
           } catch (WalRecords.VisitorException e) {
             throw e.unwrap();
           } catch (RuntimeException e) {
@@ -122,38 +197,8 @@ public final class WalReader {
           pos += n;
         }
         if (damageAt >= 0) {
-          boolean laterValid = hasValidRecord(buf, damageAt + 1, limit)
-              || laterSegmentsHaveRecords(dir, segments.subList(i + 1, segments.size()));
-          if (mode == Mode.STRICT) {
-            throw new WalCorruptionException(path, damageAt, "closed WAL segment of tenant " + tenant
-                + " is damaged at " + path + " offset " + damageAt + ": " + damage);
-          }
-          if (mode == Mode.CHECKPOINT) {
-            throw new WalCorruptionException(path, damageAt, "WAL checkpoint of tenant " + tenant
-                + " is corrupt at " + path + " offset " + damageAt + ": " + damage
-                + ". Checkpoints are written atomically, so this is disk damage; move the checkpoint away"
-                + " to replay without it (data only in it is lost).");
-          }
-          if (laterValid && !repair) {
-            throw new WalCorruptionException(path, damageAt, "WAL of tenant " + tenant + " is corrupt in the"
-                + " middle: " + path + " offset " + damageAt + " (" + damage + "), and valid records follow."
-                + " Refusing to start, as truncating would lose them. To truncate the WAL at this point and"
-                + " lose what follows, restart with --blocks-storage.tsdb.wal-repair=true.");
-          }
-          long dropped = truncateFrom(dir, path, damageAt, size, segments.subList(i + 1, segments.size()));
-          out.truncated += dropped;
-          metrics.truncatedBytes.increment(dropped);
-          if (laterValid) {
-            out.repairedCorruption = true;
-            metrics.corruptionRepairs.increment();
-            log.error("msg=\"WAL corrupt in the middle: truncated by request (wal-repair), data after it is lost\""
-                + " user={} segment={} offset={} dropped_bytes={} damage=\"{}\"", tenant, path, damageAt, dropped, damage);
-          } else {
-            out.repairedTail = true;
-            metrics.tailRepairs.increment();
-            log.warn("msg=\"WAL tail torn or corrupt (crash mid-write?): truncated at the last good record\""
-                + " user={} segment={} offset={} dropped_bytes={} damage=\"{}\"", tenant, path, damageAt, dropped, damage);
-          }
+          onDamage(new Damage(dir, path, damageAt, damage, size, buf, segments.subList(i + 1, segments.size())),
+              repair, metrics, tenant, mode, out);
           break;
         }
       }
@@ -163,6 +208,86 @@ public final class WalReader {
           String.format("%.1f", out.bytes / 1e6 / Math.max(secs, 1e-9)));
     }
     return out;
+  }
+
+  /** Damage found at {@code offset} of {@code segment}; {@code later} are the segments after it. */
+  private record Damage(Path dir, Path segment, int offset, String what, long size, ByteBuffer buf,
+      List<Integer> later) {}
+
+  /** The valid records after the damage, in its segment and the later ones. */
+  private static Scan scanAfter(Damage d) throws IOException {
+    Scan dropped = new Scan();
+    dropped.add(d.buf, d.offset + 1, (int) d.size);
+    for (int s : d.later) {
+      Path p = Wal.segmentPath(d.dir, s);
+      long size = Files.size(p);
+      if (size > 0 && size <= Integer.MAX_VALUE) {
+        try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ)) {
+          dropped.add(ch.map(FileChannel.MapMode.READ_ONLY, 0, size), 0, (int) size);
+        }
+      }
+    }
+    return dropped;
+  }
+
+  /**
+   * Handles damage: refuses in a checkpoint or closed segment; in the WAL truncates a torn tail,
+   * and repairs (or, without {@code repair}, refuses) corruption in the middle, filling {@code out}.
+   */
+  private static void onDamage(Damage d, boolean repair, WalMetrics metrics, String tenant, Mode mode, Outcome out)
+      throws IOException, WalCorruptionException {
+    if (mode == Mode.STRICT) {
+      throw new WalCorruptionException(d.segment, d.offset, "closed WAL segment of tenant " + tenant
+          + " is damaged at " + d.segment + " offset " + d.offset + ": " + d.what);
+    }
+    if (mode == Mode.CHECKPOINT) {
+      throw new WalCorruptionException(d.segment, d.offset, "WAL checkpoint of tenant " + tenant
+          + " is corrupt at " + d.segment + " offset " + d.offset + ": " + d.what
+          + ". Checkpoints are written atomically, so this is disk damage; move the checkpoint away"
+          + " to replay without it (data only in it is lost).");
+    }
+    Scan dropped = scanAfter(d);
+    boolean laterValid = dropped.records > 0;
+    if (laterValid) {
+      metrics.corruptions.increment();
+      if (!repair) {
+        throw new WalCorruptionException(d.segment, d.offset, "WAL of tenant " + tenant + " is corrupt in the"
+            + " middle: " + d.segment + " offset " + d.offset + " (" + d.what + "), and " + dropped.records
+            + " valid records follow. Refusing to start because --blocks-storage.tsdb.wal-repair=false. To"
+            + " truncate the WAL at this point and lose what follows, restart with"
+            + " --blocks-storage.tsdb.wal-repair=true (the default).");
+      }
+    }
+    long droppedBytes = truncateFrom(d.dir, d.segment, d.offset, d.size, d.later);
+    record(out, d, dropped, droppedBytes);
+    metrics.truncatedBytes.increment(droppedBytes);
+    if (laterValid) {
+      out.repairedCorruption = true;
+      metrics.corruptionRepairs.increment();
+      metrics.droppedRecords.increment(dropped.records);
+      metrics.droppedSegments.increment(d.later.size());
+      log.error("msg=\"WAL corrupt in the middle: truncated at the corruption, data after it is lost\""
+          + " user={} segment={} offset={} dropped_bytes={} dropped_records={} dropped_segments={}"
+          + " first_dropped_source_offset={} damage=\"{}\"", tenant, d.segment, d.offset, droppedBytes,
+          dropped.records, d.later.size(), out.firstDroppedSource, d.what);
+    } else {
+      out.repairedTail = true;
+      metrics.tailRepairs.increment();
+      log.warn("msg=\"WAL tail torn or corrupt (crash mid-write?): truncated at the last good record\""
+          + " user={} segment={} offset={} dropped_bytes={} damage=\"{}\"", tenant, d.segment, d.offset,
+          droppedBytes, d.what);
+    }
+  }
+
+  /** Notes what a repair dropped in the outcome. */
+  private static void record(Outcome out, Damage d, Scan dropped, long droppedBytes) {
+    long firstSource = Math.min(dropped.minSource, out.lastSource >= 0 ? out.lastSource : Long.MAX_VALUE);
+    out.truncated += droppedBytes;
+    out.droppedRecords += dropped.records;
+    out.droppedSegments += d.later.size();
+    out.damagedSegment = d.segment;
+    out.damageOffset = d.offset;
+    out.firstDroppedSource = firstSource == Long.MAX_VALUE ? -1 : firstSource;
   }
 
   private static String describe(ByteBuffer buf, int pos, int limit) {
@@ -180,31 +305,6 @@ public final class WalReader {
       return "record cut off: needs " + len + " bytes, " + (limit - pos - WalRecords.HEADER_BYTES) + " left";
     }
     return "checksum mismatch";
-  }
-
-  private static boolean hasValidRecord(ByteBuffer buf, int from, int limit) {
-    for (int p = from; p + WalRecords.HEADER_BYTES <= limit; p++) {
-      if ((buf.get(p) & 0xff) == WalRecords.MAGIC && WalRecords.validAt(buf, p, limit) > 0) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  private static boolean laterSegmentsHaveRecords(Path dir, List<Integer> later) throws IOException {
-    for (int s : later) {
-      Path p = Wal.segmentPath(dir, s);
-      long size = Files.size(p);
-      if (size == 0) {
-        continue;
-      }
-      try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ)) {
-        if (hasValidRecord(ch.map(FileChannel.MapMode.READ_ONLY, 0, size), 0, (int) size)) {
-          return true;
-        }
-      }
-    }
-    return false;
   }
 
   /** Truncates {@code path} at {@code pos} and deletes later segments; returns bytes dropped. */

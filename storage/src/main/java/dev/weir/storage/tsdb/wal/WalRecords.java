@@ -20,6 +20,8 @@ import java.util.zip.CRC32C;
  * SERIES  (1): count, then per series: ref, #labels, name, value, ...        (uvarints, strings)
  * SAMPLES (2): count, base ref, base t, then per sample: ref-base (varint), t-base (varint),
  *              value (8 bytes BE IEEE 754 bits)
+ * SOURCE  (3): source offset (varint): the Kafka offset of the record whose samples follow, up to
+ *              the next SOURCE record (optional; WALs without it read as before)
  * </pre>
  *
  * <p>Stateless; the builder methods write into a caller-owned {@link ByteSink}.
@@ -27,10 +29,27 @@ import java.util.zip.CRC32C;
 public final class WalRecords {
   public static final int MAGIC = 0xA7;
   public static final int HEADER_BYTES = 9;
-  /** Records larger than this are refused when reading (a corrupt length). */
+  /**
+   * Payloads longer than this are refused when reading (taken as a corrupt length). The one limit
+   * shared by writer and reader: writers split at {@link #MAX_WRITE_PAYLOAD_BYTES}.
+   */
   public static final int MAX_RECORD_BYTES = 64 << 20;
+  /**
+   * Writers split series and samples records so that no payload exceeds this: an eighth of the
+   * reader's limit, so a large commit never writes a record that replay would call damage, and
+   * one record's buffer stays small.
+   */
+  public static final int MAX_WRITE_PAYLOAD_BYTES = MAX_RECORD_BYTES / 8;
+  /**
+   * Bound on one encoded sample: ref delta (int difference, zig-zag: 5 bytes), time delta (long,
+   * zig-zag: 10 bytes), value (8 bytes).
+   */
+  static final int MAX_SAMPLE_BYTES = 5 + 10 + 8;
+  /** Bound on a samples record's fixed part: type, count, base ref, base time. */
+  static final int SAMPLES_HEADER_BYTES = 1 + 5 + 5 + 10;
   static final int TYPE_SERIES = 1;
   static final int TYPE_SAMPLES = 2;
+  static final int TYPE_SOURCE = 3;
 
   private WalRecords() {}
 
@@ -39,6 +58,9 @@ public final class WalRecords {
     void series(int ref, Labels labels);
 
     void sample(int ref, long t, double v);
+
+    /** The source (Kafka) offset of the samples that follow; ignored unless a reader needs it. */
+    default void source(long offset) {}
   }
 
   /** Wraps a failure of the visitor, so a reader does not mistake it for a damaged record. */
@@ -72,34 +94,88 @@ public final class WalRecords {
     sink.setBe32(start + 5, (int) crc.getValue());
   }
 
-  /** Appends one SERIES record holding the given series. */
-  public static void series(ByteSink sink, int[] refs, Labels[] labels, int n) {
-    int start = begin(sink, TYPE_SERIES);
-    sink.putUvarint(n);
-    for (int i = 0; i < n; i++) {
-      sink.putUvarint(refs[i]);
-      Labels l = labels[i];
-      sink.putUvarint(l.size());
-      for (int j = 0; j < l.size(); j++) {
-        sink.putString(l.name(j));
-        sink.putString(l.value(j));
-      }
-    }
+  /** Appends a SOURCE record: the samples records that follow came from this (Kafka) offset. */
+  public static void source(ByteSink sink, long offset) {
+    int start = begin(sink, TYPE_SOURCE);
+    sink.putVarint(offset);
     end(sink, start);
   }
 
-  /** Appends one SAMPLES record. */
-  public static void samples(ByteSink sink, int[] refs, long[] ts, double[] vs, int n) {
+  /**
+   * The offset of the SOURCE record framed at {@code pos} (already validated), or -1 when the
+   * record is of another type.
+   */
+  static long sourceOffsetAt(ByteBuffer file, int pos) {
+    if ((file.get(pos + HEADER_BYTES) & 0xff) != TYPE_SOURCE) {
+      return -1;
+    }
+    ByteBuffer payload = file.duplicate();
+    payload.position(pos + HEADER_BYTES + 1);
+    return new ByteSource(payload.slice()).varint();
+  }
+
+  /** Appends the given series as SERIES records of at most {@link #MAX_WRITE_PAYLOAD_BYTES}. */
+  public static void series(ByteSink sink, int[] refs, Labels[] labels, int n) {
+    series(sink, refs, labels, n, MAX_WRITE_PAYLOAD_BYTES);
+  }
+
+  /**
+   * Appends the given series as SERIES records whose payloads stay within {@code maxPayload}
+   * (a single series larger than that gets a record of its own). The series are encoded once
+   * into a scratch buffer, then copied behind each record's count.
+   */
+  public static void series(ByteSink sink, int[] refs, Labels[] labels, int n, int maxPayload) {
     if (n == 0) {
       return;
     }
+    ByteSink body = new ByteSink(Math.min(1 << 16, maxPayload));
+    int[] ends = new int[n];
+    for (int i = 0; i < n; i++) {
+      body.putUvarint(refs[i]);
+      Labels l = labels[i];
+      body.putUvarint(l.size());
+      for (int j = 0; j < l.size(); j++) {
+        body.putString(l.name(j));
+        body.putString(l.value(j));
+      }
+      ends[i] = body.length();
+    }
+    int first = 0;
+    while (first < n) {
+      int from = first == 0 ? 0 : ends[first - 1];
+      int last = first + 1; // exclusive; at least one series per record
+      while (last < n && 1 + 5 + ends[last] - from <= maxPayload) {
+        last++;
+      }
+      int start = begin(sink, TYPE_SERIES);
+      sink.putUvarint(last - first);
+      sink.put(body.array(), from, ends[last - 1] - from);
+      end(sink, start);
+      first = last;
+    }
+  }
+
+  /** Appends samples as SAMPLES records of at most {@link #MAX_WRITE_PAYLOAD_BYTES}. */
+  public static void samples(ByteSink sink, int[] refs, long[] ts, double[] vs, int n) {
+    samples(sink, refs, ts, vs, n, MAX_WRITE_PAYLOAD_BYTES);
+  }
+
+  /** Appends samples as SAMPLES records whose payloads stay within {@code maxPayload}. */
+  public static void samples(ByteSink sink, int[] refs, long[] ts, double[] vs, int n, int maxPayload) {
+    int perRecord = Math.max(1, (maxPayload - SAMPLES_HEADER_BYTES) / MAX_SAMPLE_BYTES);
+    for (int from = 0; from < n; from += perRecord) {
+      samplesRecord(sink, refs, ts, vs, from, Math.min(n, from + perRecord));
+    }
+  }
+
+  private static void samplesRecord(ByteSink sink, int[] refs, long[] ts, double[] vs, int from, int to) {
     int start = begin(sink, TYPE_SAMPLES);
-    sink.putUvarint(n);
-    int baseRef = refs[0];
-    long baseT = ts[0];
+    sink.putUvarint(to - from);
+    int baseRef = refs[from];
+    long baseT = ts[from];
     sink.putUvarint(baseRef);
     sink.putVarint(baseT);
-    for (int i = 0; i < n; i++) {
+    for (int i = from; i < to; i++) {
       sink.putVarint((long) refs[i] - baseRef);
       sink.putVarint(ts[i] - baseT);
       sink.putDouble(vs[i]);
@@ -145,6 +221,14 @@ public final class WalRecords {
           } catch (RuntimeException e) {
             throw new VisitorException(e);
           }
+        }
+      }
+      case TYPE_SOURCE -> {
+        long offset = in.varint();
+        try {
+          v.source(offset);
+        } catch (RuntimeException e) {
+          throw new VisitorException(e);
         }
       }
       default -> throw new IllegalStateException("unknown record type " + type);

@@ -12,7 +12,14 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicLong;
+import dev.weir.storage.tsdb.wal.Wal;
+import dev.weir.storage.tsdb.wal.WalMetrics;
+import dev.weir.storage.tsdb.wal.WalReader;
+import dev.weir.storage.tsdb.wal.WalRecords;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class TenantHeadTest {
   private final AtomicLong wall = new AtomicLong(1_000);
@@ -200,5 +207,126 @@ class TenantHeadTest {
   private List<Labels> select(Matcher... ms) {
     return head.select(Long.MIN_VALUE, Long.MAX_VALUE, List.of(ms)).stream()
         .map(SeriesChunks::labels).toList();
+  }
+
+  /** Payload lengths of the framed records in a WAL segment. */
+  private static List<Integer> recordPayloads(Path segment) throws Exception {
+    java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(Files.readAllBytes(segment));
+    List<Integer> out = new ArrayList<>();
+    while (b.remaining() >= WalRecords.HEADER_BYTES) {
+      int start = b.position();
+      assertThat(b.get(start) & 0xff).isEqualTo(WalRecords.MAGIC);
+      int len = b.getInt(start + 1);
+      out.add(len);
+      b.position(start + WalRecords.HEADER_BYTES + len);
+    }
+    return out;
+  }
+
+  @Test
+  void splitsACommitWithManyNewSeriesIntoRecordsUnderTheLimitAndReplaysItExactly(@TempDir Path dir)
+      throws Exception {
+    int limit = 4096;
+    int n = 20_000;
+    TenantHead small = new TenantHead("t", new HeadConfig(7_200_000L, 120), HeadOptions.inMemory(new Interner(),
+        wall::get), limit);
+    try (Wal wal = Wal.open(dir, 1L << 30, Wal.DEFAULT_OPENER, WalMetrics.noop(), "t")) {
+      small.attachWal(wal);
+      Appender app = small.appender();
+      for (int i = 0; i < n; i++) {
+        app.add(app.series(Labels.of("__name__", "m", "i", "series-" + i)), 1000 + i, i);
+      }
+      assertThat(app.commit(true).appended()).isEqualTo(n);
+    }
+    List<Integer> payloads = recordPayloads(Wal.segmentPath(dir, 0));
+    assertThat(payloads).hasSizeGreaterThan(20).allSatisfy(len -> assertThat(len).isLessThanOrEqualTo(limit));
+
+    TenantHead replayed = new TenantHead("t", new HeadConfig(7_200_000L, 120), HeadOptions.inMemory(new Interner(),
+        wall::get));
+    replayed.beginReplay();
+    WalReader.replay(dir, new WalRecords.Visitor() {
+      @Override
+      public void series(int ref, Labels labels) {
+        replayed.replaySeries(ref, labels);
+      }
+
+      @Override
+      public void sample(int ref, long t, double v) {
+        assertThat(replayed.replaySample(ref, t, v)).isTrue();
+      }
+    }, false, WalMetrics.noop(), "t");
+    replayed.finishReplay();
+    assertThat(replayed.numSeries()).isEqualTo(n);
+    for (int i : new int[] {0, 4_321, n - 1}) {
+      List<SeriesChunks> s = replayed.select(0, Long.MAX_VALUE, List.of(Matcher.eq("i", "series-" + i)));
+      SeriesChunks.Samples samples = s.get(0).samples(0, Long.MAX_VALUE);
+      assertThat(samples.size()).isEqualTo(1);
+      assertThat(samples.timestamps()[0]).isEqualTo(1000L + i);
+      assertThat(samples.values()[0]).isEqualTo(i);
+    }
+  }
+
+  @Test
+  void reReadingAStoredBatchCountsDuplicatesNotOutOfOrder() {
+    Labels a = Labels.of("__name__", "a");
+    Labels b = Labels.of("__name__", "b");
+    // A Kafka record with several samples per series, then (after a crash) read again.
+    for (int round = 0; round < 2; round++) {
+      Appender app = head.appender();
+      for (long t = 1_000; t <= 3_000; t += 1_000) {
+        app.add(app.series(a), t, t / 10.0);
+        app.add(app.series(b), t, -t);
+      }
+      CommitResult r = app.commit(false);
+      if (round == 0) {
+        assertThat(r.appended()).isEqualTo(6);
+      } else {
+        assertThat(r.rejections()).as("nothing discarded").isEmpty();
+        assertThat(r.duplicates()).isEqualTo(6);
+        assertThat(r.appended()).isZero();
+      }
+    }
+    for (int i = 0; i < 300; i++) { // enough to close chunks: duplicates found in closed chunks too
+      append(a, 10_000 + i * 1000L, i);
+    }
+    assertThat(append(a, 2_000, 200.0).duplicates()).isEqualTo(1);
+    assertThat(append(a, 10_000 + 5 * 1000L, 5).duplicates()).as("in a closed chunk").isEqualTo(1);
+    assertThat(samples(a).size()).isEqualTo(303);
+  }
+
+  @Test
+  void anOlderSampleWithADifferentValueOrUnknownTimeIsStillOutOfOrder() {
+    Labels l = Labels.of("__name__", "m");
+    append(l, 100, 1);
+    append(l, 200, 2);
+    assertThat(append(l, 100, 7).rejections()).extracting(Rejection::reason)
+        .containsExactly(RejectReason.OUT_OF_ORDER);
+    assertThat(append(l, 150, 1).rejections()).extracting(Rejection::reason)
+        .containsExactly(RejectReason.OUT_OF_ORDER);
+  }
+
+  @Test
+  void theInternerForgetsStringsOfSeriesRemovedByTruncation() {
+    Interner interner = new Interner();
+    TenantHead h = new TenantHead("t", new HeadConfig(60_000L, 120), HeadOptions.inMemory(interner, wall::get));
+    Appender app = h.appender();
+    for (int i = 0; i < 10_000; i++) { // churn: every series has its own pod
+      app.add(app.series(Labels.of("__name__", "m", "pod", "pod-" + i)), 1_000, i);
+    }
+    app.commit(false);
+    assertThat(interner.size()).isEqualTo(10_003);
+    for (int i = 0; i < 10; i++) {
+      app.add(app.series(Labels.of("__name__", "m", "pod", "live-" + i)), 70_000, i);
+    }
+    app.commit(false);
+    long liveBytes;
+    assertThat(h.truncate(60_000)).isEqualTo(10_000);
+    assertThat(interner.size()).as("only the live series' strings").isEqualTo(3 + 10);
+    liveBytes = interner.bytesEstimate();
+    assertThat(liveBytes).isLessThan(13L * 200);
+    // A removed series that comes back is interned again; strings shared with live series stay.
+    app.add(app.series(Labels.of("__name__", "m", "pod", "pod-1")), 80_000, 1);
+    app.commit(false);
+    assertThat(interner.size()).isEqualTo(14);
   }
 }

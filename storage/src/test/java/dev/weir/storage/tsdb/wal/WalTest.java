@@ -172,6 +172,7 @@ class WalTest {
     assertThat(wal.failure()).contains("fsync");
     assertThatThrownBy(() -> wal.append(batch(2, 200))).isInstanceOf(ServerErrorException.class)
         .hasMessageContaining("restart");
+    assertThatThrownBy(wal::sync).as("sticky").isInstanceOf(ServerErrorException.class);
     wal.close();
   }
 
@@ -206,5 +207,142 @@ class WalTest {
     // Every append waited for an fsync covering it; group commit shares them. This is not a speed
     // assertion: it only checks that waiters were actually batched at least once.
     assertThat(faults.forces.get()).isLessThan(threads * perThread);
+  }
+
+  @Test
+  void failedFsyncDuringARollIsStickyAndALaterSyncRefuses() throws Exception {
+    FaultyChannel.Faults faults = new FaultyChannel.Faults();
+    try (Wal wal = Wal.open(dir, 1 << 20, faults::open, metrics, "t")) {
+      wal.append(batch(1, 100));
+      faults.fsyncFails.set(true);
+      assertThatThrownBy(wal::roll).isInstanceOf(IOException.class);
+      faults.fsyncFails.set(false); // a retried fsync would "succeed" on pages the kernel dropped
+      assertThatThrownBy(wal::sync).isInstanceOf(ServerErrorException.class)
+          .hasMessageContaining("rolling segment 0").hasMessageContaining("Input/output error");
+      assertThatThrownBy(() -> wal.append(batch(2, 200))).isInstanceOf(ServerErrorException.class)
+          .hasMessageContaining("refuses writes");
+      assertThat(wal.failure()).contains("rolling segment 0");
+      assertThat(metrics.fsyncsFailed.count()).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void failedFsyncOfARollInsideAnAppendIsSticky() throws Exception {
+    FaultyChannel.Faults faults = new FaultyChannel.Faults();
+    long segment = batch(1, 100).length() * 2L + 10; // two batches fit, the third rolls
+    try (Wal wal = Wal.open(dir, segment, faults::open, metrics, "t")) {
+      wal.append(batch(1, 100));
+      long lsn = wal.append(batch(2, 200));
+      assertThat(wal.currentSegment()).isZero();
+      faults.fsyncFails.set(true);
+      assertThatThrownBy(() -> wal.append(batch(3, 300))).isInstanceOf(ServerErrorException.class);
+      faults.fsyncFails.set(false);
+      assertThat(wal.failure()).as("the roll's fsync failed").contains("rolling segment 0");
+      assertThatThrownBy(() -> wal.awaitDurable(lsn)).isInstanceOf(ServerErrorException.class);
+      assertThatThrownBy(() -> wal.append(batch(4, 400))).isInstanceOf(ServerErrorException.class);
+    }
+  }
+
+  @Test
+  void failedFsyncAtCloseMarksTheWalFailed() throws Exception {
+    FaultyChannel.Faults faults = new FaultyChannel.Faults();
+    Wal wal = Wal.open(dir, 1 << 20, faults::open, metrics, "t");
+    wal.append(batch(1, 100));
+    faults.fsyncFails.set(true);
+    assertThatThrownBy(wal::close).isInstanceOf(IOException.class);
+    assertThat(wal.failure()).contains("at close");
+    assertThat(metrics.fsyncsFailed.count()).isEqualTo(1);
+  }
+
+  @Test
+  void syncOnAnInterruptedThreadStillFsyncsAndKeepsTheWalUsable() throws Exception {
+    try (Wal wal = Wal.open(dir, 1 << 20, Wal.DEFAULT_OPENER, metrics, "t")) {
+      wal.append(batch(1, 100));
+      Thread.currentThread().interrupt();
+      try {
+        wal.sync();
+        wal.append(batch(2, 200));
+        assertThat(Thread.currentThread().isInterrupted()).as("interrupt flag restored").isTrue();
+      } finally {
+        Thread.interrupted();
+      }
+      wal.sync();
+      assertThat(wal.failure()).isNull();
+    }
+    assertThat(replay(false)).extracting(e -> e.split(" ")[1]).containsOnly("1", "2");
+  }
+
+  @Test
+  void fsyncCutShortByAnInterruptIsNotDurableAndIsSticky() throws Exception {
+    FaultyChannel.Faults faults = new FaultyChannel.Faults();
+    Wal wal = Wal.open(dir, 1 << 20, faults::open, metrics, "t");
+    try {
+      long lsn = wal.append(batch(1, 100));
+      faults.interruptDuringForce.set(true);
+      try {
+        assertThatThrownBy(() -> wal.awaitDurable(lsn)).isInstanceOf(ServerErrorException.class)
+            .hasMessageContaining("interrupted");
+      } finally {
+        Thread.interrupted();
+      }
+      assertThat(wal.failure()).contains("interrupted");
+      assertThatThrownBy(wal::sync).isInstanceOf(ServerErrorException.class);
+      assertThatThrownBy(() -> wal.append(batch(2, 200))).isInstanceOf(ServerErrorException.class);
+    } finally {
+      wal.close();
+    }
+  }
+
+  @Test
+  void defaultSegmentChannelIgnoresInterrupts() throws Exception {
+    Path seg = dir.resolve("seg");
+    java.nio.channels.FileChannel ch = Wal.DEFAULT_OPENER.open(seg, java.nio.file.StandardOpenOption.CREATE_NEW,
+        java.nio.file.StandardOpenOption.WRITE);
+    try {
+      Thread.currentThread().interrupt(); // e.g. a request executor or shard thread being stopped
+      ch.write(java.nio.ByteBuffer.wrap(new byte[] {1, 2, 3}));
+      ch.force(false);
+      ch.truncate(2);
+      assertThat(Thread.interrupted()).as("the interrupt is left for the caller").isTrue();
+      assertThat(ch.isOpen()).isTrue();
+      ch.write(java.nio.ByteBuffer.wrap(new byte[] {4}));
+    } finally {
+      Thread.interrupted();
+      ch.close();
+    }
+    assertThat(Files.readAllBytes(seg)).containsExactly(1, 2, 4);
+    assertThatThrownBy(() -> Wal.DEFAULT_OPENER.open(seg, java.nio.file.StandardOpenOption.CREATE_NEW,
+        java.nio.file.StandardOpenOption.WRITE)).isInstanceOf(java.nio.file.FileAlreadyExistsException.class);
+  }
+
+  @Test
+  void repairOfACorruptionReportsWhatWasDroppedAndTheFirstSourceOffset() throws Exception {
+    try (Wal wal = Wal.open(dir, 1 << 20, Wal.DEFAULT_OPENER, metrics, "t")) {
+      for (int seg = 0; seg < 3; seg++) {
+        for (int k = 0; k < 3; k++) {
+          int n = seg * 3 + k;
+          ByteSink b = new ByteSink(64);
+          WalRecords.source(b, 500 + n);
+          WalRecords.series(b, new int[] {n + 1}, new Labels[] {Labels.of("__name__", "m", "i", "" + n)}, 1);
+          WalRecords.samples(b, new int[] {n + 1}, new long[] {n}, new double[] {n}, 1);
+          wal.append(b);
+        }
+        wal.roll();
+      }
+    }
+    Path first = Wal.segmentPath(dir, 0);
+    long third = Files.size(first) * 2 / 3; // inside commit 2 (its SOURCE 502, series or samples)
+    Corrupt.flipByte(first, third + 12);
+    Recorder r = new Recorder();
+    WalReader.Result res = WalReader.replay(dir, r, true, metrics, "t");
+    assertThat(res.repairedCorruption()).isTrue();
+    assertThat(res.damagedSegment()).isEqualTo(first);
+    assertThat(res.droppedSegments()).isEqualTo(3); // segments 1, 2 and the empty 3
+    assertThat(res.droppedRecords()).isGreaterThanOrEqualTo(6 * 3); // commits 3..8, three records each
+    assertThat(res.firstDroppedSourceOffset()).isBetween(501L, 502L);
+    assertThat(r.events).contains("s 1 m{i=\"0\"}", "x 2 1 1.0").doesNotContain("x 4 3 3.0");
+    assertThat(metrics.corruptions.count()).isEqualTo(1);
+    assertThat(metrics.droppedRecords.count()).isEqualTo(res.droppedRecords());
+    assertThat(Wal.segments(dir)).containsExactly(0);
   }
 }
