@@ -330,6 +330,27 @@ class RemoteApiIT {
   }
 
   @Test
+  void remoteReadSnappyBombGets413BeforeAnythingIsAllocatedAndWeirKeepsServing() throws Exception {
+    // Six bytes whose snappy header declares 2,000,000,000 bytes: decompressing would allocate
+    // them (the test process has a 512 MiB heap).
+    byte[] bomb = {(byte) 0x80, (byte) 0xa8, (byte) 0xd6, (byte) 0xb9, 0x07, 0x00};
+    Resp r = post("/api/v1/read", "bomb", bomb, "Content-Encoding", "snappy", "Content-Type", "application/x-protobuf",
+        "X-Prometheus-Remote-Read-Version", "0.1.0");
+    assertThat(r.status()).as(r.text()).isEqualTo(413);
+    assertThat(r.text()).contains("decompresses to 2000000000 bytes", "remote read");
+    assertThat(weir.metric("weir_request_duration_seconds_count{method=\"POST\",route=\"api_v1_read\","
+        + "status_code=\"413\"}")).isEqualTo(1);
+
+    long t0 = System.currentTimeMillis() - 60_000;
+    assertThat(write("bomb", WriteRequest.newBuilder().addTimeseries(series("after_bomb", 1, t0, 3, 1_000)).build())
+        .status()).isEqualTo(200);
+    ReadResponse read = readSamples("bomb", ReadRequest.newBuilder().addQueries(Query.newBuilder()
+        .setStartTimestampMs(t0 - 1).setEndTimestampMs(t0 + 10_000)
+        .addMatchers(matcher(LabelMatcher.Type.EQ, "__name__", "after_bomb"))).build());
+    assertThat(read.getResults(0).getTimeseriesList()).hasSize(1);
+  }
+
+  @Test
   void metadataIsKeptPerTenantAndServed() throws Exception {
     WriteRequest req = WriteRequest.newBuilder()
         .addMetadata(MetricMetadata.newBuilder().setType(MetricMetadata.MetricType.COUNTER)

@@ -7,10 +7,8 @@ import dev.weir.ingester.server.Tenants;
 import dev.weir.storage.errors.ClientErrorException;
 import dev.weir.storage.wire.WireBatch;
 import dev.weir.storage.wire.WireFormatException;
-import java.io.IOException;
 import java.util.Locale;
 import java.util.Set;
-import org.xerial.snappy.Snappy;
 
 /**
  * {@code POST /api/v1/push}: Prometheus remote write 1.0 — a snappy (block format) compressed
@@ -66,22 +64,7 @@ public final class RemoteWriteApi {
 
   /** Snappy block format, then protobuf; sizes checked before allocating. */
   WireBatch decode(byte[] body) {
-    int declared;
-    try {
-      declared = Snappy.uncompressedLength(body);
-    } catch (IOException e) {
-      throw new ClientErrorException("bad_data", "the body is not snappy-compressed (block format): " + e.getMessage());
-    }
-    if (declared < 0 || declared > limits.maxDecompressedBytes()) {
-      throw new ClientErrorException("request_too_large", "the body decompresses to " + Integer.toUnsignedString(declared)
-          + " bytes, more than the limit of " + limits.maxDecompressedBytes() + " (--distributor.max-recv-msg-size)", 413);
-    }
-    byte[] raw;
-    try {
-      raw = Snappy.uncompress(body);
-    } catch (IOException e) {
-      throw new ClientErrorException("bad_data", "the snappy body is corrupt or truncated: " + e.getMessage());
-    }
+    byte[] raw = SnappyBodies.uncompress(body, limits.maxDecompressedBytes(), "--distributor.max-recv-msg-size");
     try {
       // Labels and samples are checked as the ingester reads them (a broken series refuses
       // the whole request before anything is stored), so the bytes are walked once.
