@@ -194,6 +194,14 @@ public final class HttpServer implements Service {
     HttpRouter.Match match = router.match(req.method().name(), uri.path(), known);
     HttpExchange ex = new HttpExchange(ctx, req, uri, match == null ? java.util.List.of() : match.params());
     try {
+      if (req.decoderResult().isFailure()) {
+        // Netty stops at a header it cannot take (a NUL, a bad name), so the request may be missing
+        // headers, e.g. X-Scope-OrgID; it must not be served, and the framing is lost after it.
+        route = "malformed_request";
+        ex.closeAfterResponse();
+        ex.respondText(400, "malformed HTTP request: " + req.decoderResult().cause().getMessage() + "\n");
+        return;
+      }
       if (match == null) {
         if (known[0]) {
           ex.respondText(405, "method " + req.method() + " not allowed for " + uri.path() + "\n");
