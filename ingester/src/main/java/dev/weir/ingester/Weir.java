@@ -195,7 +195,7 @@ public final class Weir {
 
     AtomicReference<ReadConsistency> consistency = new AtomicReference<>(ReadConsistency.IMMEDIATE);
     GrpcServer grpc = new GrpcServer(config.server(),
-        List.of(new IngesterGrpcService(push, ingester, () -> consistency.get().awaitStrong())),
+        List.of(new IngesterGrpcService(push, ingester, () -> consistency.get().awaitStrong(), config.api())),
         List.of(GrpcInterceptors.tenant(config.tenants()), GrpcInterceptors.metrics(requestMetrics)));
     list.add(grpc);
 

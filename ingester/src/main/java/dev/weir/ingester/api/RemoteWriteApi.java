@@ -48,16 +48,7 @@ public final class RemoteWriteApi {
           + " 1.0 (prometheus.WriteRequest)", 415);
     }
     WireBatch request = decode(ex.bodyBytes());
-    int series = request.size();
-    if (series > limits.maxSeriesPerRequest()) {
-      throw new ClientErrorException("request_too_large", "the request has " + series + " series, more than the"
-          + " limit of " + limits.maxSeriesPerRequest() + " (--distributor.max-series-per-request)", 413);
-    }
-    long samples = request.samples();
-    if (samples > limits.maxSamplesPerRequest()) {
-      throw new ClientErrorException("request_too_large", "the request has " + samples + " samples, more than the"
-          + " limit of " + limits.maxSamplesPerRequest() + " (--distributor.max-samples-per-request)", 413);
-    }
+    limits.checkWriteRequest(request.size(), request.samples());
     push.push(tenant, request);
     ex.respond(200, "text/plain", new byte[0]);
   }

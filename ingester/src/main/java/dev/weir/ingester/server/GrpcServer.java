@@ -5,6 +5,7 @@ import io.grpc.BindableService;
 import io.grpc.Server;
 import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
+import io.grpc.ServerServiceDefinition;
 import io.grpc.netty.NettyServerBuilder;
 import java.net.InetSocketAddress;
 import java.util.List;
@@ -60,11 +61,20 @@ public final class GrpcServer implements Service {
         .executor(pool)
         .maxInboundMessageSize(config.grpcMaxRecvMsgSizeBytes());
     for (BindableService s : services) {
-      b.addService(ServerInterceptors.intercept(s, interceptors));
+      b.addService(definition(s, interceptors));
     }
     Server s = b.build().start();
     server = s;
     log.info("msg=\"gRPC server listening\" address={}", s.getListenSockets());
+  }
+
+  /**
+   * A service as this server serves it: undecodable requests answered INVALID_ARGUMENT (see
+   * {@link UndecodableRequests}), inside the interceptors (the last one runs first), which so see
+   * and count that answer. Tests serve it in-process through this method.
+   */
+  public static ServerServiceDefinition definition(BindableService service, List<ServerInterceptor> interceptors) {
+    return ServerInterceptors.intercept(UndecodableRequests.guard(service.bindService()), interceptors);
   }
 
   /** The bound port (useful with port 0). */

@@ -67,7 +67,8 @@ public record ServerConfig(
       shutdown = fs.duration("server.graceful-shutdown-timeout", Duration.ofSeconds(30),
           "Timeout for graceful shutdown of the servers: in-flight requests may finish.");
       grpcMaxRecv = fs.integer("server.grpc-max-recv-msg-size-bytes", 100 << 20,
-          "Limit on the size of a gRPC message this server can receive (bytes).");
+          "Limit on the size of a gRPC message this server can receive (bytes); gRPC refuses a larger one"
+              + " with RESOURCE_EXHAUSTED before reading it.");
       httpMaxBody = fs.integer("server.http-max-request-body-bytes", 100 << 20,
           "Limit on the size of an HTTP request body (bytes); larger requests get 413.");
     }
