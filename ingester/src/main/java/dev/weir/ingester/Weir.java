@@ -195,8 +195,8 @@ public final class Weir {
 
     AtomicReference<ReadConsistency> consistency = new AtomicReference<>(ReadConsistency.IMMEDIATE);
     GrpcServer grpc = new GrpcServer(config.server(),
-        List.of(new IngesterGrpcService(push, ingester, () -> consistency.get().awaitStrong())),
-        List.of(GrpcInterceptors.tenant(config.tenants()), GrpcInterceptors.metrics(requestMetrics)));
+        List.of(new IngesterGrpcService(push, ingester, () -> consistency.get().awaitStrong(), config.api())),
+        List.of(GrpcInterceptors.tenant(config.tenants()), GrpcInterceptors.metrics(requestMetrics)), requestMetrics);
     list.add(grpc);
 
     InstanceRingService ring = new InstanceRingService(config.ring(), kv, id, grpc::port, ringMetrics, clock,

@@ -330,6 +330,93 @@ class RemoteApiIT {
   }
 
   @Test
+  void remoteReadSnappyBombGets413BeforeAnythingIsAllocatedAndWeirKeepsServing() throws Exception {
+    // Six bytes whose snappy header declares 2,000,000,000 bytes: decompressing would allocate
+    // them (the test process has a 512 MiB heap).
+    byte[] bomb = {(byte) 0x80, (byte) 0xa8, (byte) 0xd6, (byte) 0xb9, 0x07, 0x00};
+    Resp r = post("/api/v1/read", "bomb", bomb, "Content-Encoding", "snappy", "Content-Type", "application/x-protobuf",
+        "X-Prometheus-Remote-Read-Version", "0.1.0");
+    assertThat(r.status()).as(r.text()).isEqualTo(413);
+    assertThat(r.text()).contains("decompresses to 2000000000 bytes", "remote read");
+    assertThat(weir.metric("weir_request_duration_seconds_count{method=\"POST\",route=\"api_v1_read\","
+        + "status_code=\"413\"}")).isEqualTo(1);
+
+    long t0 = System.currentTimeMillis() - 60_000;
+    assertThat(write("bomb", WriteRequest.newBuilder().addTimeseries(series("after_bomb", 1, t0, 3, 1_000)).build())
+        .status()).isEqualTo(200);
+    ReadResponse read = readSamples("bomb", ReadRequest.newBuilder().addQueries(Query.newBuilder()
+        .setStartTimestampMs(t0 - 1).setEndTimestampMs(t0 + 10_000)
+        .addMatchers(matcher(LabelMatcher.Type.EQ, "__name__", "after_bomb"))).build());
+    assertThat(read.getResults(0).getTimeseriesList()).hasSize(1);
+  }
+
+  /** Tenant IDs that would escape or break a per-tenant directory if they were used as one. */
+  static final List<String> HOSTILE_TENANTS = List.of("..", "a/b", "/abs/path", "nul\0byte", "x".repeat(201));
+
+  @Test
+  void hostileTenantIdsGet400WithTheReasonOnRemoteWriteAndImportAndCreateNoDirectory() throws Exception {
+    long t0 = System.currentTimeMillis() - 60_000;
+    byte[] write = Snappy.compress(WriteRequest.newBuilder().addTimeseries(series("hostile", 1, t0, 3, 1_000)).build()
+        .toByteArray());
+    byte[] json = ("{\"metric\":{\"__name__\":\"hostile\"},\"values\":[1],\"timestamps\":[" + t0 + "]}\n")
+        .getBytes(StandardCharsets.UTF_8);
+    java.util.Set<Path> dirsBefore = directories(dir);
+    double writes400 = countOrZero("api_v1_push", "400");
+    double imports400 = countOrZero("api_v1_import", "400");
+    double malformed400 = countOrZero("malformed_request", "400");
+    for (String tenant : HOSTILE_TENANTS) {
+      // Raw HTTP/1.1: java.net.http refuses a NUL in a header before sending it.
+      Resp w = rawPost("/api/v1/push", tenant, write, "Content-Encoding: snappy");
+      // Netty refuses a NUL in a header value while decoding: that request is never routed.
+      String reason = tenant.contains("\0") ? "malformed HTTP request" : "invalid tenant ID";
+      assertThat(w.status()).as("remote write as %s: %s", tenant, w.text()).isEqualTo(400);
+      assertThat(w.text()).as(tenant).contains(reason);
+      Resp i = rawPost("/api/v1/import", tenant, json);
+      assertThat(i.status()).as("import as %s: %s", tenant, i.text()).isEqualTo(400);
+      assertThat(i.text()).as(tenant).contains(reason);
+    }
+    assertThat(directories(dir)).isEqualTo(dirsBefore);
+    assertThat(Path.of("/abs/path")).doesNotExist();
+    assertThat(countOrZero("api_v1_push", "400") - writes400).isEqualTo(HOSTILE_TENANTS.size() - 1);
+    assertThat(countOrZero("api_v1_import", "400") - imports400).isEqualTo(HOSTILE_TENANTS.size() - 1);
+    assertThat(countOrZero("malformed_request", "400") - malformed400).isEqualTo(2);
+  }
+
+  static double countOrZero(String route, String status) throws Exception {
+    double v = weir.metric("weir_request_duration_seconds_count{method=\"POST\",route=\"" + route + "\",status_code=\""
+        + status + "\"}");
+    return Double.isNaN(v) ? 0 : v;
+  }
+
+  /** Every directory under {@code root}, relative to it. */
+  static java.util.Set<Path> directories(Path root) throws Exception {
+    try (java.util.stream.Stream<Path> s = Files.walk(root)) {
+      return s.filter(Files::isDirectory).map(root::relativize).collect(java.util.stream.Collectors.toSet());
+    }
+  }
+
+  /** A POST written byte by byte on a socket, so any header value can be sent; one request per connection. */
+  static Resp rawPost(String path, String tenant, byte[] body, String... extraHeaders) throws Exception {
+    try (java.net.Socket socket = new java.net.Socket("127.0.0.1", weir.httpPort())) {
+      socket.setSoTimeout(30_000);
+      StringBuilder head = new StringBuilder("POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+          + "X-Scope-OrgID: " + tenant + "\r\nContent-Length: " + body.length + "\r\n");
+      for (String h : extraHeaders) {
+        head.append(h).append("\r\n");
+      }
+      head.append("\r\n");
+      java.io.OutputStream out = socket.getOutputStream();
+      out.write(head.toString().getBytes(StandardCharsets.ISO_8859_1));
+      out.write(body);
+      out.flush();
+      String resp = new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      int status = Integer.parseInt(resp.substring(9, 12));
+      int bodyStart = resp.indexOf("\r\n\r\n");
+      return new Resp(status, resp.substring(bodyStart + 4).getBytes(StandardCharsets.UTF_8), null);
+    }
+  }
+
+  @Test
   void metadataIsKeptPerTenantAndServed() throws Exception {
     WriteRequest req = WriteRequest.newBuilder()
         .addMetadata(MetricMetadata.newBuilder().setType(MetricMetadata.MetricType.COUNTER)

@@ -27,7 +27,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The gRPC {@code weir.Ingester} service over an {@link Ingester}. The tenant comes from the
- * call context (see {@link GrpcInterceptors#tenant}). Errors map through {@link GrpcStatuses}.
+ * call context (see {@link GrpcInterceptors#tenant}). Errors map through {@link GrpcStatuses}; Push
+ * applies the per-request series and sample limits of remote write ({@link ApiLimits}), answering
+ * INVALID_ARGUMENT over them.
  *
  * <p>Thread-safe.
  */
@@ -38,15 +40,19 @@ public final class IngesterGrpcService extends IngesterGrpc.IngesterImplBase {
   private final PushHandler push;
   private final @Nullable Ingester ingester;
   private final ReadConsistency consistency;
+  private final ApiLimits limits;
 
   /**
    * @param push what Push does (the ingester, a distributor, or a refusal)
    * @param ingester serves the query methods; null in a distributor-only process
+   * @param limits the per-request series and sample limits Push applies, as remote write does
    */
-  public IngesterGrpcService(PushHandler push, @Nullable Ingester ingester, ReadConsistency consistency) {
+  public IngesterGrpcService(PushHandler push, @Nullable Ingester ingester, ReadConsistency consistency,
+      ApiLimits limits) {
     this.push = push;
     this.ingester = ingester;
     this.consistency = consistency;
+    this.limits = limits;
   }
 
   private Ingester queries() {
@@ -64,6 +70,11 @@ public final class IngesterGrpcService extends IngesterGrpc.IngesterImplBase {
   @Override
   public void push(WriteRequest request, StreamObserver<WriteResponse> out) {
     try {
+      long samples = 0;
+      for (TimeSeries ts : request.getTimeseriesList()) {
+        samples += ts.getSamplesCount() + ts.getHistogramsCount();
+      }
+      limits.checkWriteRequest(request.getTimeseriesCount(), samples);
       push.push(GrpcInterceptors.TENANT.get(), request);
       out.onNext(WriteResponse.getDefaultInstance());
       out.onCompleted();

@@ -39,12 +39,19 @@ import org.xerial.snappy.Snappy;
  *       CRC32C, message) carrying its XOR chunks as stored, streamed as they are produced.
  * </ul>
  *
- * Limits on series and chunk bytes per query answer 422. Thread-safe.
+ * A request that decompresses to more than 1 MiB answers 413; limits on series and chunk bytes per
+ * query answer 422. Thread-safe.
  */
 public final class RemoteReadApi {
   static final String STREAMED_TYPE = "application/x-streamed-protobuf; proto=prometheus.ChunkedReadResponse";
   /** Series split into frames of at most this many chunk bytes, as Prometheus does (1 MiB). */
   private static final int MAX_FRAME_CHUNK_BYTES = 1 << 20;
+  /**
+   * Largest decompressed read request (Mimir's {@code maxRemoteReadQuerySize}, 1 MiB): a request is
+   * a few matchers and time ranges, so more is abuse; checked from the snappy header before
+   * decompressing (413 above).
+   */
+  static final int MAX_REQUEST_BYTES = 1 << 20;
 
   private final Ingester ingester;
   private final Tenants tenants;
@@ -86,12 +93,11 @@ public final class RemoteReadApi {
   }
 
   private static ReadRequest decode(byte[] body) {
+    byte[] raw = SnappyBodies.uncompress(body, MAX_REQUEST_BYTES, "remote read requests, as in Mimir");
     try {
-      return ReadRequest.parseFrom(Snappy.uncompress(body));
+      return ReadRequest.parseFrom(raw);
     } catch (InvalidProtocolBufferException e) {
       throw new ClientErrorException("bad_data", "the body is not a remote read request: " + e.getMessage());
-    } catch (IOException e) {
-      throw new ClientErrorException("bad_data", "the body is not snappy-compressed: " + e.getMessage());
     }
   }
 

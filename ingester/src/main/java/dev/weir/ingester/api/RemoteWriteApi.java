@@ -7,10 +7,8 @@ import dev.weir.ingester.server.Tenants;
 import dev.weir.storage.errors.ClientErrorException;
 import dev.weir.storage.wire.WireBatch;
 import dev.weir.storage.wire.WireFormatException;
-import java.io.IOException;
 import java.util.Locale;
 import java.util.Set;
-import org.xerial.snappy.Snappy;
 
 /**
  * {@code POST /api/v1/push}: Prometheus remote write 1.0 — a snappy (block format) compressed
@@ -50,38 +48,14 @@ public final class RemoteWriteApi {
           + " 1.0 (prometheus.WriteRequest)", 415);
     }
     WireBatch request = decode(ex.bodyBytes());
-    int series = request.size();
-    if (series > limits.maxSeriesPerRequest()) {
-      throw new ClientErrorException("request_too_large", "the request has " + series + " series, more than the"
-          + " limit of " + limits.maxSeriesPerRequest() + " (--distributor.max-series-per-request)", 413);
-    }
-    long samples = request.samples();
-    if (samples > limits.maxSamplesPerRequest()) {
-      throw new ClientErrorException("request_too_large", "the request has " + samples + " samples, more than the"
-          + " limit of " + limits.maxSamplesPerRequest() + " (--distributor.max-samples-per-request)", 413);
-    }
+    limits.checkWriteRequest(request.size(), request.samples());
     push.push(tenant, request);
     ex.respond(200, "text/plain", new byte[0]);
   }
 
   /** Snappy block format, then protobuf; sizes checked before allocating. */
   WireBatch decode(byte[] body) {
-    int declared;
-    try {
-      declared = Snappy.uncompressedLength(body);
-    } catch (IOException e) {
-      throw new ClientErrorException("bad_data", "the body is not snappy-compressed (block format): " + e.getMessage());
-    }
-    if (declared < 0 || declared > limits.maxDecompressedBytes()) {
-      throw new ClientErrorException("request_too_large", "the body decompresses to " + Integer.toUnsignedString(declared)
-          + " bytes, more than the limit of " + limits.maxDecompressedBytes() + " (--distributor.max-recv-msg-size)", 413);
-    }
-    byte[] raw;
-    try {
-      raw = Snappy.uncompress(body);
-    } catch (IOException e) {
-      throw new ClientErrorException("bad_data", "the snappy body is corrupt or truncated: " + e.getMessage());
-    }
+    byte[] raw = SnappyBodies.uncompress(body, limits.maxDecompressedBytes(), "--distributor.max-recv-msg-size");
     try {
       // Labels and samples are checked as the ingester reads them (a broken series refuses
       // the whole request before anything is stored), so the bytes are walked once.

@@ -3,6 +3,7 @@ package dev.weir.ingester.ring;
 import dev.weir.ingester.config.ConfigException;
 import dev.weir.ingester.config.Flag;
 import dev.weir.ingester.config.FlagSet;
+import dev.weir.ring.kv.EtcdEndpoints;
 import dev.weir.ring.kv.KvConfig;
 import java.net.Inet4Address;
 import java.net.InetAddress;
@@ -77,7 +78,8 @@ public record RingConfig(KvConfig kv, Duration heartbeatPeriod, Duration heartbe
       store = fs.oneOf(p + "store", "inmemory", KvConfig.STORES,
           "Backend storage for the rings: inmemory (a single process) or etcd (a fleet).");
       prefix = fs.string(p + "prefix", "collectors/", "Prefix for the keys of the rings in the KV store.");
-      endpoints = fs.list(p + "etcd.endpoints", List.of(), "The etcd endpoints to connect to, e.g. http://etcd:2379.");
+      endpoints = fs.list(p + "etcd.endpoints", List.of(), "The etcd endpoints to connect to, comma-separated: host:port (e.g. etcd:2379; https:// when"
+          + " TLS is enabled, else http://) or http(s)://host:port.");
       dialTimeout = fs.duration(p + "etcd.dial-timeout", Duration.ofSeconds(10),
           "The dial timeout for the etcd connection, also used as the request timeout.");
       maxRetries = fs.integer(p + "etcd.max-retries", 10,
@@ -106,6 +108,11 @@ public record RingConfig(KvConfig kv, Duration heartbeatPeriod, Duration heartbe
     public RingConfig build() throws ConfigException {
       if (store.get().equals("etcd") && endpoints.get().isEmpty()) {
         throw new ConfigException("ingester.ring.etcd.endpoints is required with ingester.ring.store=etcd");
+      }
+      try {
+        EtcdEndpoints.normalize(endpoints.get(), tls.get());
+      } catch (IllegalArgumentException e) {
+        throw new ConfigException("ingester.ring.etcd.endpoints: " + e.getMessage());
       }
       if (heartbeatPeriod.get().toMillis() < 1 || heartbeatTimeout.get().compareTo(heartbeatPeriod.get()) <= 0) {
         throw new ConfigException("ingester.ring.heartbeat-timeout must be longer than ingester.ring.heartbeat-period");

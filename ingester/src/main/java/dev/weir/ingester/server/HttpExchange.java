@@ -46,6 +46,7 @@ public final class HttpExchange {
   private @Nullable Map<String, List<String>> params;
   private int status;
   private boolean responded;
+  private boolean closeAfterResponse;
 
   HttpExchange(ChannelHandlerContext ctx, FullHttpRequest request, QueryStringDecoder uri, List<String> pathParams) {
     this.ctx = ctx;
@@ -153,6 +154,11 @@ public final class HttpExchange {
     return new ChunkedStream();
   }
 
+  /** Closes the connection once the response is sent (after a request that broke the framing). */
+  void closeAfterResponse() {
+    closeAfterResponse = true;
+  }
+
   private void checkNotResponded(int code) {
     if (responded) {
       throw new IllegalStateException("response already sent");
@@ -162,7 +168,7 @@ public final class HttpExchange {
   }
 
   private void finish(FullHttpResponse resp) {
-    boolean keepAlive = HttpUtil.isKeepAlive(request);
+    boolean keepAlive = HttpUtil.isKeepAlive(request) && !closeAfterResponse;
     if (!keepAlive) {
       resp.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
     }

@@ -12,7 +12,6 @@ import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
-import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpServerCodec;
@@ -33,7 +32,9 @@ import org.slf4j.LoggerFactory;
  * 413 above it, before reading the rest); handlers then run on a bounded pool of named threads,
  * never on the event loop, so they may block. Errors a handler throws are mapped by class:
  * {@link ClientErrorException} to its 4xx with the message, {@link ServerErrorException} to 503,
- * anything else to 500.
+ * anything else to 500. Connections are bounded ({@code server.http-conn-limit}: one accepted
+ * beyond it is closed at once) and timed ({@link HttpConnectionTimeouts}: idle between requests,
+ * and a request must arrive whole within the read timeout).
  *
  * <p>Thread-safe for {@link #port()}; start and stop come from the service manager.
  */
@@ -76,12 +77,17 @@ public final class HttpServer implements Service {
     workers = w;
     ServerBootstrap sb = new ServerBootstrap()
         .group(b, w)
-        .channel(NioServerSocketChannel.class)
+        .channelFactory(() -> new ConnectionLimitedChannel("http", config.httpConnLimit(),
+            () -> metrics.connectionRefused("http")))
         .childHandler(new ChannelInitializer<SocketChannel>() {
           @Override
           protected void initChannel(SocketChannel ch) {
+            HttpConnectionTimeouts timeouts = new HttpConnectionTimeouts(config.httpIdleTimeout(),
+                config.httpReadTimeout(), metrics::connectionTimedOut);
             ch.pipeline()
+                .addLast(timeouts.bytes())
                 .addLast(new HttpServerCodec())
+                .addLast(timeouts.messages())
                 .addLast(new HttpServerExpectContinueHandler())
                 .addLast(new BoundedAggregator(config.httpMaxRequestBodyBytes()))
                 .addLast(new Dispatcher(pool));
@@ -194,6 +200,14 @@ public final class HttpServer implements Service {
     HttpRouter.Match match = router.match(req.method().name(), uri.path(), known);
     HttpExchange ex = new HttpExchange(ctx, req, uri, match == null ? java.util.List.of() : match.params());
     try {
+      if (req.decoderResult().isFailure()) {
+        // Netty stops at a header it cannot take (a NUL, a bad name), so the request may be missing
+        // headers, e.g. X-Scope-OrgID; it must not be served, and the framing is lost after it.
+        route = "malformed_request";
+        ex.closeAfterResponse();
+        ex.respondText(400, "malformed HTTP request: " + req.decoderResult().cause().getMessage() + "\n");
+        return;
+      }
       if (match == null) {
         if (known[0]) {
           ex.respondText(405, "method " + req.method() + " not allowed for " + uri.path() + "\n");

@@ -10,7 +10,8 @@ import java.util.concurrent.TimeUnit;
  * Request duration histogram shared by the HTTP and gRPC servers, shaped like Mimir's
  * {@code cortex_request_duration_seconds}: {@code method} is the HTTP verb or {@code gRPC},
  * {@code route} the route name or full gRPC method, {@code status_code} the HTTP status or gRPC
- * code.
+ * code. Also the connections the servers close on their own: refused over the connection limit,
+ * and HTTP connections closed after the idle or read timeout.
  *
  * <p>Thread-safe.
  */
@@ -40,5 +41,15 @@ public final class RequestMetrics {
         .serviceLevelObjectives(BUCKETS)
         .register(registry));
     t.record(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  /** A connection closed when accepted because {@code server} ("http" or "grpc") had its limit open. */
+  public void connectionRefused(String server) {
+    registry.counter("weir.server.connections.refused", "server", server).increment();
+  }
+
+  /** An HTTP connection closed after its "idle" or "read" timeout. */
+  public void connectionTimedOut(String timeout) {
+    registry.counter("weir.http.connections.timed.out", "timeout", timeout).increment();
   }
 }

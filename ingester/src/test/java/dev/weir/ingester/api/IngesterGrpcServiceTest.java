@@ -8,6 +8,7 @@ import dev.weir.ingester.push.IngesterConfig;
 import dev.weir.ingester.push.IngesterMetrics;
 import dev.weir.ingester.push.Limits;
 import dev.weir.ingester.server.GrpcInterceptors;
+import dev.weir.ingester.server.GrpcServer;
 import dev.weir.ingester.server.RequestMetrics;
 import dev.weir.ingester.server.Tenants;
 import dev.weir.proto.ingester.IngesterGrpc;
@@ -28,7 +29,9 @@ import dev.weir.storage.tsdb.TsdbMetrics;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.Server;
-import io.grpc.ServerInterceptors;
+import io.grpc.CallOptions;
+import io.grpc.MethodDescriptor;
+import io.grpc.stub.ClientCalls;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.inprocess.InProcessChannelBuilder;
@@ -49,6 +52,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 class IngesterGrpcServiceTest {
   static final long NOW = 1_700_000_000_000L;
+  /** Per-request limits small enough to cross in a test: 400 series, 1000 samples. */
+  static final ApiLimits LIMITS = new ApiLimits(64 << 20, 400, 1000, 0, 0);
 
   @TempDir Path dir;
   private final AtomicLong clock = new AtomicLong(NOW);
@@ -68,9 +73,10 @@ class IngesterGrpcServiceTest {
     ingester.start();
     String name = InProcessServerBuilder.generateName();
     server = InProcessServerBuilder.forName(name)
-        .addService(ServerInterceptors.intercept(new IngesterGrpcService(ingester, ingester, dev.weir.ingester.ingest.ReadConsistency.IMMEDIATE),
-            GrpcInterceptors.tenant(new Tenants(true, "anonymous")),
-            GrpcInterceptors.metrics(new RequestMetrics(registry))))
+        .addService(GrpcServer.definition(new IngesterGrpcService(ingester, ingester,
+                dev.weir.ingester.ingest.ReadConsistency.IMMEDIATE, LIMITS),
+            List.of(GrpcInterceptors.tenant(new Tenants(true, "anonymous")),
+                GrpcInterceptors.metrics(new RequestMetrics(registry)))))
         .build().start();
     channel = InProcessChannelBuilder.forName(name).build();
   }
@@ -293,5 +299,104 @@ class IngesterGrpcServiceTest {
     assertThat(messages).flatExtracting(QueryStreamResponse::getTimeseriesList)
         .allSatisfy(ts -> assertThat(ts.getSamplesList())
             .containsExactly(Sample.newBuilder().setTimestamp(2000).setValue(2).build()));
+  }
+
+  /** Sends {@code body} as the Push request without encoding anything, as a broken client would. */
+  private Status pushRaw(String tenant, byte[] body) {
+    MethodDescriptor.Marshaller<byte[]> bytes = new MethodDescriptor.Marshaller<>() {
+      @Override
+      public java.io.InputStream stream(byte[] value) {
+        return new java.io.ByteArrayInputStream(value);
+      }
+
+      @Override
+      public byte[] parse(java.io.InputStream stream) {
+        try {
+          return stream.readAllBytes();
+        } catch (java.io.IOException e) {
+          throw new java.io.UncheckedIOException(e);
+        }
+      }
+    };
+    MethodDescriptor<byte[], byte[]> push = MethodDescriptor.<byte[], byte[]>newBuilder()
+        .setType(MethodDescriptor.MethodType.UNARY)
+        .setFullMethodName(IngesterGrpc.getPushMethod().getFullMethodName())
+        .setRequestMarshaller(bytes).setResponseMarshaller(bytes).build();
+    Metadata md = new Metadata();
+    md.put(GrpcInterceptors.ORG_ID, tenant);
+    try {
+      ClientCalls.blockingUnaryCall(
+          io.grpc.ClientInterceptors.intercept(channel, MetadataUtils.newAttachHeadersInterceptor(md)), push,
+          CallOptions.DEFAULT, body);
+      return Status.OK;
+    } catch (StatusRuntimeException e) {
+      return e.getStatus();
+    }
+  }
+
+  @Test
+  void undecodablePushBodyIsInvalidArgumentWithTheReasonNotUnknown() {
+    // Field 1 (timeseries), length 127, but one byte follows: a truncated message.
+    byte[] truncated = {0x0a, 0x7f, 0x01};
+    // Field 1 with wire type 7, which does not exist.
+    byte[] badWireType = {0x0f, 0x00};
+    for (byte[] body : List.of(truncated, badWireType)) {
+      Status s = pushRaw("raw", body);
+      assertThat(s.getCode()).as("%s", s).isEqualTo(Status.Code.INVALID_ARGUMENT);
+      assertThat(s.getDescription()).contains("cannot decode the weir.Ingester/Push request");
+    }
+    assertThat(scrapeValue("weir_request_duration_seconds_count{method=\"gRPC\",route=\"/weir.Ingester/Push\","
+        + "status_code=\"INVALID_ARGUMENT\"}")).isEqualTo(2);
+    // The server still decodes the next good request.
+    assertThat(pushRaw("raw", write(series(List.of("__name__", "after"), NOW, 1)).toByteArray()).getCode())
+        .isEqualTo(Status.Code.OK);
+    assertThat(query("raw", eq("__name__", "after"))).hasSize(1);
+  }
+
+  @Test
+  void pushOverThePerRequestSeriesOrSampleLimitIsInvalidArgumentAndStoresNothing() {
+    List<TimeSeries> tooManySeries = new ArrayList<>();
+    for (int s = 0; s <= LIMITS.maxSeriesPerRequest(); s++) {
+      tooManySeries.add(series(List.of("__name__", "big", "i", String.valueOf(s)), NOW, 1));
+    }
+    assertThatThrownBy(() -> stub("big").push(WriteRequest.newBuilder().addAllTimeseries(tooManySeries).build()))
+        .isInstanceOfSatisfying(StatusRuntimeException.class,
+            e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT))
+        .hasMessageContaining("401 series")
+        .hasMessageContaining("--distributor.max-series-per-request");
+    long[] manySamples = new long[2 * (LIMITS.maxSamplesPerRequest() / 2 + 1)];
+    for (int i = 0; i < manySamples.length; i += 2) {
+      manySamples[i] = NOW - manySamples.length + i;
+    }
+    assertThatThrownBy(() -> stub("big").push(write(series(List.of("__name__", "big", "i", "a"), manySamples),
+            series(List.of("__name__", "big", "i", "b"), manySamples))))
+        .isInstanceOfSatisfying(StatusRuntimeException.class,
+            e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT))
+        .hasMessageContaining("1002 samples")
+        .hasMessageContaining("--distributor.max-samples-per-request");
+    assertThat(query("big", eq("__name__", "big"))).isEmpty();
+  }
+
+  @Test
+  void hostileTenantIdsAreInvalidArgumentCountedAndCreateNoDirectory() throws Exception {
+    java.util.Set<Path> dirsBefore;
+    try (java.util.stream.Stream<Path> s = java.nio.file.Files.walk(dir)) {
+      dirsBefore = s.filter(java.nio.file.Files::isDirectory).collect(java.util.stream.Collectors.toSet());
+    }
+    List<String> hostile = List.of("..", "a/b", "/abs/path", "nul\0byte", "x".repeat(201));
+    for (String tenant : hostile) {
+      assertThatThrownBy(() -> stub(tenant).push(write(series(List.of("__name__", "h"), NOW, 1))))
+          .as(tenant)
+          .isInstanceOfSatisfying(StatusRuntimeException.class,
+              e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT))
+          .hasMessageContaining("invalid tenant ID");
+    }
+    assertThat(scrapeValue("weir_request_duration_seconds_count{method=\"gRPC\",route=\"/weir.Ingester/Push\","
+        + "status_code=\"INVALID_ARGUMENT\"}")).isEqualTo(hostile.size());
+    try (java.util.stream.Stream<Path> s = java.nio.file.Files.walk(dir)) {
+      assertThat(s.filter(java.nio.file.Files::isDirectory).collect(java.util.stream.Collectors.toSet()))
+          .isEqualTo(dirsBefore);
+    }
+    assertThat(Path.of("/abs/path")).doesNotExist();
   }
 }

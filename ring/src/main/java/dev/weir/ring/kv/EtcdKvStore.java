@@ -56,7 +56,7 @@ public final class EtcdKvStore implements KvStore {
     this.metrics = metrics;
     this.timeoutMillis = config.dialTimeout().toMillis();
     ClientBuilder b = Client.builder()
-        .endpoints(config.etcdEndpoints().toArray(String[]::new))
+        .endpoints(EtcdEndpoints.normalize(config.etcdEndpoints(), config.tlsEnabled()).toArray(String[]::new))
         .connectTimeout(config.dialTimeout())
         .retryMaxDuration(config.dialTimeout())
         .waitForReady(false);

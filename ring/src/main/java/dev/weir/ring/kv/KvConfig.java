@@ -8,7 +8,7 @@ import java.util.List;
  *
  * @param store "inmemory" (single process, the default) or "etcd"
  * @param prefix prepended to every key (Mimir's default is {@code collectors/})
- * @param etcdEndpoints e.g. {@code http://127.0.0.1:2379}
+ * @param etcdEndpoints {@code host:port} or {@code http(s)://host:port} (see {@link EtcdEndpoints})
  * @param dialTimeout connection and request timeout
  * @param maxRetries CAS attempts on conflicts before giving up
  * @param tlsEnabled use TLS to etcd
