@@ -38,7 +38,7 @@ class WriterIT {
   void aWriteDuringAnOutageFailsRetryablyWithinTheTimeoutAndWritesWorkAfterTheBrokerReturns() throws Exception {
     try (KafkaBroker broker = KafkaBroker.start(Files.createTempDirectory("weir-kafka-writer"))) {
       String topic = "writer-outage";
-      broker.createTopic(topic, 1);
+      broker.createTopic(topic, 3);
       KafkaConfig config = KafkaConfig.defaults(broker.bootstrap(), topic, "g");
       SimpleMeterRegistry registry = new SimpleMeterRegistry();
       try (Writer w = new Writer(config, new WriterMetrics(registry))) {
@@ -50,6 +50,15 @@ class WriterIT {
           for (int i = 0; i < 2; i++) { // the second write finds no cached connection either
             long start = System.nanoTime();
             assertThatThrownBy(() -> w.write("t", Map.of(0, sample(2))))
+                .isInstanceOf(ServerErrorException.class);
+            assertThat(Duration.ofNanos(System.nanoTime() - start))
+                .isLessThanOrEqualTo(config.writeTimeout().plusSeconds(1));
+          }
+          // A writer started during the outage has no metadata: every send() blocks for it, yet
+          // a write to three partitions still fails within one write timeout, not three.
+          try (Writer fresh = new Writer(config, new WriterMetrics(registry))) {
+            long start = System.nanoTime();
+            assertThatThrownBy(() -> fresh.write("t", Map.of(0, sample(5), 1, sample(5), 2, sample(5))))
                 .isInstanceOf(ServerErrorException.class);
             assertThat(Duration.ofNanos(System.nanoTime() - start))
                 .isLessThanOrEqualTo(config.writeTimeout().plusSeconds(1));
