@@ -279,13 +279,6 @@ class BlockBuilderFaultsIT {
   }
 
   @Test
-  void theDefaultConfigBoundsTheBytesAndRecordsOfACycle() {
-    BatchConfig d = BatchConfig.defaults("x:9092", "t", "g", List.of(0));
-    assertThat(d.maxBytesPerCycle()).isEqualTo(BatchConfig.DEFAULT_MAX_BYTES_PER_CYCLE).isPositive();
-    assertThat(d.maxRecordsPerCycle()).isEqualTo(BatchConfig.DEFAULT_MAX_RECORDS_PER_CYCLE).isPositive();
-  }
-
-  @Test
   void stopWhileFlushingCommitsTheFlushedCycle() throws Exception {
     KafkaBroker broker = KafkaBroker.shared();
     broker.createTopic(topic, 1);
