@@ -244,25 +244,9 @@ public final class BatchingConsumer implements AutoCloseable {
     long started = clock.getAsLong();
     TopicPartition tp = new TopicPartition(config.topic(), partition);
     BatchMetrics.PartitionGauges g = metrics.partition(partition);
-    long committed;
-    long end;
-    try {
-      PartitionOffsets.Range range = offsets.resolve(c, tp);
-      committed = range.committed();
-      end = range.end();
-      if (range.reset()) {
-        firstRecord.remove(partition); // it described a record of the partition before the reset
-      }
-    } catch (PartitionOffsets.TopicMissing e) {
-      firstRecord.remove(partition);
-      metrics.topicMissing.set(1);
-      kafkaProblem = e.getMessage();
-      throw new RetryCycle("topic_missing", e.getMessage(), e);
-    } catch (KafkaException e) {
-      throw new RetryCycle("kafka", "cannot read offsets of partition " + partition + ": " + e, e);
-    }
-    metrics.topicMissing.set(0);
-    kafkaAvailable();
+    PartitionOffsets.Range range = resolve(c, tp);
+    long committed = range.committed();
+    long end = range.end();
     g.committed.set(committed);
     g.lagRecords.set(Math.max(0, end - committed));
     if (committed >= end) {
@@ -304,71 +288,22 @@ public final class BatchingConsumer implements AutoCloseable {
       c.seek(tp, committed);
     }
 
-    long records = 0;
-    long bytes = 0;
-    long next = committed;
-    long deadline = started + config.cycleTimeout().toMillis();
-    long lastFetched = clock.getAsLong();
-    String reason = null;
+    Window w = new Window(tp, end, spanEnd, started + config.cycleTimeout().toMillis());
+    Progress p = new Progress(committed);
     try (BatchSink.Batch batch = sink.begin(partition, committed, firstTs)) {
-      while (reason == null) {
-        if (buffered.isEmpty()) {
-          if (stopped) {
-            return Outcome.STOPPED;
-          }
-          if (clock.getAsLong() >= deadline) {
-            reason = "timeout";
-            break;
-          }
-          if (fetch(c, tp, buffered)) {
-            lastFetched = clock.getAsLong();
-          } else if (clock.getAsLong() - lastFetched >= FETCH_STALL.toMillis()) {
-            probe(c, tp);
-            lastFetched = clock.getAsLong();
-          }
-          continue;
-        }
-        ConsumerRecord<byte[], byte[]> r = buffered.peek();
-        long size = r.serializedKeySize() + Math.max(0, r.serializedValueSize());
-        if (config.maxBytesPerCycle() > 0 && records > 0 && bytes + size > config.maxBytesPerCycle()) {
-          reason = "max_bytes"; // this record starts the next cycle
-          break;
-        }
-        buffered.poll();
-        if (r.offset() >= end) {
-          reason = "end_offset";
-          break;
-        }
-        if (r.timestamp() >= spanEnd) {
-          reason = "span";
-          g.lagMillis.set(Math.max(0, clock.getAsLong() - r.timestamp()));
-          break;
-        }
-        next = r.offset() + 1;
-        records++;
-        bytes += size;
-        metrics.bufferedBytes.set(bytes);
-        try {
-          RecordFormat.Decoded d = RecordFormat.decode(r.key(), r.value(), r.headers());
-          batch.add(d.tenant(), d.request(), r.offset(), r.timestamp());
-        } catch (ClientErrorException e) {
-          skip(dl, r, e);
-        }
-        if (next >= end) {
-          reason = "end_offset";
-        } else if (config.maxRecordsPerCycle() > 0 && records >= config.maxRecordsPerCycle()) {
-          reason = "max_records";
-        }
+      if (!consume(c, dl, w, batch, buffered, p)) {
+        return Outcome.STOPPED;
       }
-      if (records == 0) {
+      if (p.records == 0) {
         return Outcome.NOTHING_TO_DO; // timed out before the first record: nothing to flush
       }
       log.info("msg=\"flushing cycle\" partition={} from={} to={} records={} bytes={} ended_by={}", partition,
-          committed, next, records, bytes, reason);
-      batch.flush(next);
+          committed, p.next, p.records, p.bytes, p.endedBy);
+      batch.flush(p.next);
     } finally {
       metrics.bufferedBytes.set(0);
     }
+    long next = p.next;
     if (!commit(c, tp, next)) {
       return Outcome.STOPPED;
     }
@@ -380,10 +315,106 @@ public final class BatchingConsumer implements AutoCloseable {
       g.lagMillis.set(0);
     }
     Duration took = Duration.ofMillis(clock.getAsLong() - started);
-    metrics.cycle(partition, records, bytes, took);
+    metrics.cycle(partition, p.records, p.bytes, took);
     log.info("msg=\"cycle committed\" partition={} offset={} records={} took={}ms lag_records={}", partition, next,
-        records, took.toMillis(), Math.max(0, end - next));
+        p.records, took.toMillis(), Math.max(0, end - next));
     return Outcome.DONE;
+  }
+
+  /** The partition's offsets, with the Kafka state (reachable, topic there) they revealed. */
+  private PartitionOffsets.Range resolve(KafkaConsumer<byte[], byte[]> c, TopicPartition tp) throws RetryCycle {
+    int partition = tp.partition();
+    PartitionOffsets.Range range;
+    try {
+      range = offsets.resolve(c, tp);
+      if (range.reset()) {
+        firstRecord.remove(partition); // it described a record of the partition before the reset
+      }
+    } catch (PartitionOffsets.TopicMissing e) {
+      firstRecord.remove(partition);
+      metrics.topicMissing.set(1);
+      kafkaProblem = e.getMessage();
+      throw new RetryCycle("topic_missing", e.getMessage(), e);
+    } catch (KafkaException e) {
+      throw new RetryCycle("kafka", "cannot read offsets of partition " + partition + ": " + e, e);
+    }
+    metrics.topicMissing.set(0);
+    kafkaAvailable();
+    return range;
+  }
+
+  /** The limits of one cycle: the partition's end offset, the span's end, the cycle's deadline. */
+  private record Window(TopicPartition tp, long end, long spanEnd, long deadline) {}
+
+  /** What a cycle consumed so far; {@code endedBy} stays null while it goes on. */
+  private static final class Progress {
+    long records;
+    long bytes;
+    long next;
+    @Nullable String endedBy;
+
+    Progress(long committed) {
+      next = committed;
+    }
+  }
+
+  /**
+   * Adds records to {@code batch} until the cycle ends (the end offset, the span, a record or byte
+   * bound, the deadline); {@code p} says how far it got and why it ended.
+   *
+   * @return false when the consumer was stopped meanwhile
+   */
+  private boolean consume(KafkaConsumer<byte[], byte[]> c, @Nullable DeadLetterProducer dl, Window w,
+      BatchSink.Batch batch, ArrayDeque<ConsumerRecord<byte[], byte[]>> buffered, Progress p) throws RetryCycle {
+    long lastFetched = clock.getAsLong();
+    while (p.endedBy == null) {
+      if (buffered.isEmpty()) {
+        if (stopped) {
+          return false;
+        }
+        if (clock.getAsLong() >= w.deadline()) {
+          p.endedBy = "timeout";
+        } else if (fetch(c, w.tp(), buffered)) {
+          lastFetched = clock.getAsLong();
+        } else if (clock.getAsLong() - lastFetched >= FETCH_STALL.toMillis()) {
+          probe(c, w.tp());
+          lastFetched = clock.getAsLong();
+        }
+        continue;
+      }
+      ConsumerRecord<byte[], byte[]> r = buffered.peek();
+      long size = r.serializedKeySize() + Math.max(0, r.serializedValueSize());
+      if (config.maxBytesPerCycle() > 0 && p.records > 0 && p.bytes + size > config.maxBytesPerCycle()) {
+        p.endedBy = "max_bytes"; // this record starts the next cycle
+        break;
+      }
+      buffered.poll();
+      if (r.offset() >= w.end()) {
+        p.endedBy = "end_offset";
+        break;
+      }
+      if (r.timestamp() >= w.spanEnd()) {
+        p.endedBy = "span";
+        metrics.partition(r.partition()).lagMillis.set(Math.max(0, clock.getAsLong() - r.timestamp()));
+        break;
+      }
+      p.next = r.offset() + 1;
+      p.records++;
+      p.bytes += size;
+      metrics.bufferedBytes.set(p.bytes);
+      try {
+        RecordFormat.Decoded d = RecordFormat.decode(r.key(), r.value(), r.headers());
+        batch.add(d.tenant(), d.request(), r.offset(), r.timestamp());
+      } catch (ClientErrorException e) {
+        skip(dl, r, e);
+      }
+      if (p.next >= w.end()) {
+        p.endedBy = "end_offset";
+      } else if (config.maxRecordsPerCycle() > 0 && p.records >= config.maxRecordsPerCycle()) {
+        p.endedBy = "max_records";
+      }
+    }
+    return true;
   }
 
   private @Nullable ConsumerRecord<byte[], byte[]> pollFirst(KafkaConsumer<byte[], byte[]> c, TopicPartition tp,
