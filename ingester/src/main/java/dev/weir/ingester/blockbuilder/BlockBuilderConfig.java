@@ -3,6 +3,7 @@ package dev.weir.ingester.blockbuilder;
 import dev.weir.ingester.config.ConfigException;
 import dev.weir.ingester.config.Flag;
 import dev.weir.ingester.config.FlagSet;
+import dev.weir.storage.ingest.batch.BatchConfig;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -43,10 +44,13 @@ public record BlockBuilderConfig(List<Integer> partitions, String consumerGroup,
           + " after a span ends before consuming it, for late records.");
       lookback = fs.duration("block-builder.lookback-on-no-commit", Duration.ofHours(12), "Without a committed"
           + " offset, start with records this old.");
-      maxRecords = fs.int64("block-builder.max-records-per-cycle", 0, "End a cycle after this many records (it"
-          + " also starts a cycle of a span still filling once that many wait); 0 for no limit. Bounds memory.");
-      maxBytes = fs.int64("block-builder.max-bytes-per-cycle", 0, "End a cycle after this many record bytes; 0 for"
-          + " no limit.");
+      maxRecords = fs.int64("block-builder.max-records-per-cycle", BatchConfig.DEFAULT_MAX_RECORDS_PER_CYCLE, "End a"
+          + " cycle after this many records: flush blocks of what it holds, commit, and continue with the next"
+          + " cycle (it also starts a cycle of a span still filling once that many wait); 0 for no limit.");
+      maxBytes = fs.int64("block-builder.max-bytes-per-cycle", BatchConfig.DEFAULT_MAX_BYTES_PER_CYCLE, "Record"
+          + " bytes a cycle holds in memory at most: before the record that would pass it, flush blocks of what"
+          + " the cycle holds, commit, and continue with the next cycle; 0 for no limit (memory then grows with"
+          + " the backlog).");
       timeout = fs.duration("block-builder.cycle-timeout", Duration.ofMinutes(10), "End a cycle's consumption"
           + " (and flush what it has) after this long.");
       backend = fs.oneOf("blocks-storage.backend", "filesystem", List.of("filesystem"), "Bucket the"

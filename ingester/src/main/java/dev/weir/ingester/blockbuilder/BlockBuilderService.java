@@ -18,7 +18,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Runs the block-builder: a {@link BatchingConsumer} over this instance's partitions whose sink
  * builds blocks into a staging directory under the data dir and uploads them to the bucket. Not
- * ready once the consumer stopped on a non-retryable error.
+ * ready while the consumer cannot make progress ({@link BatchingConsumer#notReadyReason()}: Kafka
+ * unreachable, the topic missing, a permanent dead-letter failure) and once it stopped on a
+ * non-retryable error.
  */
 public final class BlockBuilderService implements Service {
   private static final Logger log = LoggerFactory.getLogger(BlockBuilderService.class);
@@ -70,9 +72,9 @@ public final class BlockBuilderService implements Service {
     if (c == null) {
       return "not started";
     }
-    String f = c.failure();
-    if (f != null) {
-      return f;
+    String reason = c.notReadyReason();
+    if (reason != null) {
+      return reason;
     }
     return c.running() ? null : "the batching consumer is not running";
   }

@@ -25,7 +25,8 @@ import org.slf4j.LoggerFactory;
  * after a crash or a failed upload writes the same IDs and replaces, never duplicates, what an
  * earlier attempt uploaded. After the first cycle of each partition, and after any failed attempt,
  * blocks and unfinished uploads that an uncommitted attempt left behind (the partition's blocks
- * starting at or after the cycle's start offset that the cycle did not write) are deleted.
+ * starting at or after the cycle's start offset, with a first record no older than the cycle's, that
+ * the cycle did not write) are deleted.
  *
  * <p>Failures: I/O errors are retryable, except permission errors, which no retry fixes.
  *
@@ -139,8 +140,12 @@ public final class BlockBuilderSink implements BatchSink {
         mine.add(b.tenant() + "/" + b.id());
       }
       for (Bucket.BlockRef r : bucket.list()) {
+        // A leftover began at or after this cycle's offset, so its first record is no older than
+        // this cycle's. A block with an older first record at a higher offset belongs to an
+        // earlier incarnation of the topic (deleted and re-created: offsets start again at 0) and
+        // is kept.
         if (BlockIds.partition(r.id()) == partition && BlockIds.startOffset(r.id()) >= startOffset
-            && !mine.contains(r.tenant() + "/" + r.id())
+            && BlockIds.firstRecordTimestamp(r.id()) >= firstTs && !mine.contains(r.tenant() + "/" + r.id())
             && new String(bucket.meta(r.tenant(), r.id()), StandardCharsets.UTF_8).contains(signature(partition))) {
           log.info("msg=\"deleting a block left by an uncommitted attempt\" partition={} tenant={} block={}",
               partition, r.tenant(), r.id());

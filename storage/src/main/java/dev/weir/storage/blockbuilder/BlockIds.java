@@ -35,6 +35,16 @@ public final class BlockIds {
     return ((b[6] & 0xff) << 8) | (b[7] & 0xff);
   }
 
+  /** The timestamp of the first record of the cycle that made the block (the ULID's time). */
+  public static long firstRecordTimestamp(String id) {
+    byte[] b = Ulid.bytes(id);
+    long t = 0;
+    for (int i = 0; i < 6; i++) {
+      t = (t << 8) | (b[i] & 0xff);
+    }
+    return t;
+  }
+
   public static long startOffset(String id) {
     byte[] b = Ulid.bytes(id);
     long o = 0;

@@ -30,8 +30,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Produces write requests to the ingest topic: one record per (tenant, partition) part, split so
  * no record exceeds the size limit, with acks=all and idempotence. {@link #write} returns only
- * when Kafka acknowledged every record; otherwise it throws {@link ServerErrorException} and the
- * caller's client retries (an idempotent retry of what did land is harmless: an identical sample
+ * when Kafka acknowledged every record; otherwise, at the latest when the write timeout passed
+ * (the producer itself retries within it: broker not available, not leader), it throws
+ * {@link ServerErrorException} — gRPC UNAVAILABLE / HTTP 503 — and the caller's client retries (an idempotent retry of what did land is harmless: an identical sample
  * is stored once).
  *
  * <p>Thread-safe (one producer shared by all pushes).
@@ -122,14 +123,19 @@ public final class Writer implements AutoCloseable {
       }
     }
     long start = System.nanoTime();
+    // One deadline for the whole write: send() itself may block (metadata of a broker that is
+    // gone, a full buffer) up to max.block.ms, so the acknowledgements get only what is left.
+    long deadline = start + config.writeTimeout().toNanos();
     List<Future<RecordMetadata>> acks = new ArrayList<>(records.size());
     long bytes = 0;
     try {
       for (ProducerRecord<byte[], byte[]> r : records) {
+        if (System.nanoTime() - deadline >= 0) {
+          throw new TimeoutException("write timeout " + config.writeTimeout() + " passed while producing");
+        }
         acks.add(producer.send(r));
         bytes += r.value().length;
       }
-      long deadline = System.nanoTime() + config.writeTimeout().toNanos();
       for (Future<RecordMetadata> f : acks) {
         f.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
       }

@@ -15,7 +15,8 @@ import java.util.List;
  * @param consumeInterval a cycle holds records of one aligned span of record time this long
  * @param consumeIntervalBuffer a span is consumed only once this much wall time passed after its end
  * @param maxRecordsPerCycle a cycle ends after this many records (0 = no limit)
- * @param maxBytesPerCycle a cycle ends after this many record bytes (0 = no limit)
+ * @param maxBytesPerCycle a cycle ends before the record that would take it past this many record
+ *     bytes (0 = no limit)
  * @param cycleTimeout a cycle ends (and flushes what it has) after consuming this long
  * @param lookbackOnNoCommit with no committed offset, start at records this old
  * @param idlePollInterval sleep between rounds in which no partition had work
@@ -31,6 +32,15 @@ public record BatchConfig(String address, String topic, String clientId, String 
     Duration retryBackoffMin, Duration retryBackoffMax, String deadLetterTopic, int maxRecordSizeBytes,
     KafkaSecurity security) {
 
+  /**
+   * Record bytes a cycle may hold: the cycle's samples in memory are about as large as the records
+   * (16 bytes a sample, each series' labels once), so 256 MiB keeps a block-builder of a few
+   * partitions well inside a 2 GiB heap, while an hour of a busy partition still takes few cycles.
+   */
+  public static final long DEFAULT_MAX_BYTES_PER_CYCLE = 256L << 20;
+  /** Records a cycle may hold: bounds the per-record overhead when records are tiny. */
+  public static final long DEFAULT_MAX_RECORDS_PER_CYCLE = 1_000_000;
+
   public BatchConfig {
     partitions = List.copyOf(partitions);
     if (partitions.isEmpty()) {
@@ -39,12 +49,15 @@ public record BatchConfig(String address, String topic, String clientId, String 
     if (consumeInterval.toMillis() <= 0) {
       throw new IllegalArgumentException("consume interval must be positive");
     }
+    if (maxRecordsPerCycle < 0 || maxBytesPerCycle < 0) {
+      throw new IllegalArgumentException("max records and bytes per cycle must not be negative");
+    }
   }
 
-  /** Defaults for tests and embedding: 1h spans, 15m buffer, no record/byte limits. */
+  /** Defaults for tests and embedding: 1h spans, 15m buffer, the default record/byte bounds. */
   public static BatchConfig defaults(String address, String topic, String group, List<Integer> partitions) {
     return new BatchConfig(address, topic, "weir", group, partitions, Duration.ofHours(1), Duration.ofMinutes(15),
-        0, 0, Duration.ofMinutes(10), Duration.ofHours(12), Duration.ofSeconds(1), Duration.ofMillis(100),
+        DEFAULT_MAX_RECORDS_PER_CYCLE, DEFAULT_MAX_BYTES_PER_CYCLE, Duration.ofMinutes(10), Duration.ofHours(12), Duration.ofSeconds(1), Duration.ofMillis(100),
         Duration.ofSeconds(10), "", 15_983_616, KafkaSecurity.NONE);
   }
 

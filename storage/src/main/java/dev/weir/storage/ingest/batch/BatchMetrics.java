@@ -20,6 +20,12 @@ public final class BatchMetrics {
   private final Map<Integer, PartitionGauges> gauges = new ConcurrentHashMap<>();
   private final Map<String, Counter> counters = new ConcurrentHashMap<>();
   private final Timer cycleDuration;
+  /** Record bytes held by the cycle in progress (0 between cycles); bounded by max-bytes-per-cycle. */
+  final AtomicLong bufferedBytes = new AtomicLong();
+  /** 1 while Kafka cannot be reached (offsets, fetches or commits fail), else 0. */
+  final AtomicLong kafkaUnavailable = new AtomicLong();
+  /** 1 while the topic or one of the served partitions does not exist, else 0. */
+  final AtomicLong topicMissing = new AtomicLong();
 
   /** Per-partition values; -1 where nothing is known yet. */
   static final class PartitionGauges {
@@ -38,6 +44,14 @@ public final class BatchMetrics {
             Duration.ofSeconds(30), Duration.ofMinutes(1), Duration.ofMinutes(2), Duration.ofMinutes(5),
             Duration.ofMinutes(10), Duration.ofMinutes(30))
         .register(registry);
+    Gauge.builder(this.prefix + ".cycle.buffered.bytes", bufferedBytes, AtomicLong::get)
+        .description("Record bytes held in memory by the cycle in progress; at most max-bytes-per-cycle.")
+        .register(registry);
+    Gauge.builder(this.prefix + ".kafka.unavailable", kafkaUnavailable, AtomicLong::get)
+        .description("1 while Kafka cannot be reached (offset, fetch or commit requests fail), else 0.")
+        .register(registry);
+    Gauge.builder(this.prefix + ".topic.missing", topicMissing, AtomicLong::get)
+        .description("1 while the topic or a served partition does not exist, else 0.").register(registry);
   }
 
   public static BatchMetrics noop() {
@@ -91,6 +105,12 @@ public final class BatchMetrics {
   void missed(int partition, long n) {
     counter("missed.records", "Records deleted by retention before they were consumed.", "partition",
         String.valueOf(partition)).increment(n);
+  }
+
+  void offsetReset(int partition, String reason) {
+    counter("offset.reset", "Committed offsets reset to the log start: before_start (records deleted by"
+        + " retention before they were consumed) or after_end (the topic was re-created or truncated).",
+        "partition", String.valueOf(partition), "reason", reason).increment();
   }
 
   void commitFailure() {

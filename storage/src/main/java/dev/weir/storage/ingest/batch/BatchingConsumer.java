@@ -10,12 +10,13 @@ import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.Set;
 import java.util.function.LongSupplier;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
-import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.jspecify.annotations.Nullable;
@@ -39,10 +40,20 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Failures: a retryable flush error (and any Kafka error while consuming) abandons the cycle;
  * after a backoff it is redone from the committed offset — head-of-line blocking, nothing later is
- * committed. A non-retryable flush error stops the consumer; {@link #failure()} says why (the
- * process reports not ready). A commit that fails is retried without redoing the flush. Records
- * that cannot be decoded go to the dead-letter topic when one is set, else are counted and
- * skipped.
+ * committed. Every Kafka call (metadata, offsets, fetch, commit) is retried that way, with a
+ * backoff doubling up to {@code retryBackoffMax}, for as long as it takes; meanwhile
+ * {@link #notReadyReason()} says what is wrong (Kafka unreachable, the topic missing, a permanent
+ * dead-letter failure). A fetch that returns nothing for {@link #FETCH_STALL} while records are
+ * known to wait probes the broker, so an outage mid-cycle is noticed before the cycle timeout. A
+ * non-retryable flush error stops the consumer; {@link #failure()} says why. A commit that fails is
+ * retried without redoing the flush. Records that cannot be decoded go to the dead-letter topic when
+ * one is set, else are counted and skipped. Offsets that no longer fit the partition (below its log
+ * start, above its end) are reset as {@link PartitionOffsets} explains.
+ *
+ * <p>Memory: a cycle holds at most {@code maxBytesPerCycle} record bytes (one record more only when
+ * that single record is larger) and {@code maxRecordsPerCycle} records; when either is reached the
+ * cycle ends before the record that would pass it, is flushed and committed, and the next cycle
+ * continues from there.
  *
  * <p>Several partitions are served round-robin: after a cycle of one partition the next lagging
  * partition gets the next cycle, so none starves.
@@ -53,15 +64,20 @@ import org.slf4j.LoggerFactory;
 public final class BatchingConsumer implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(BatchingConsumer.class);
   private static final Duration POLL = Duration.ofMillis(200);
+  /** Polls that return nothing this long, with records known to wait, mean the broker may be gone. */
+  static final Duration FETCH_STALL = Duration.ofSeconds(10);
 
   private final BatchConfig config;
   private final BatchSink sink;
   private final BatchMetrics metrics;
   private final LongSupplier clock;
+  private final PartitionOffsets offsets;
   /** Per partition: the committed offset and its record's timestamp, to wait without refetching. */
   private final Map<Integer, long[]> firstRecord = new HashMap<>();
   private volatile boolean stopped;
   private volatile @Nullable String failure;
+  private volatile @Nullable String kafkaProblem;
+  private volatile @Nullable DeadLetterProducer deadLetter;
   private volatile boolean running;
   private @Nullable Thread thread;
   private int nextIndex;
@@ -72,6 +88,7 @@ public final class BatchingConsumer implements AutoCloseable {
     this.sink = sink;
     this.metrics = metrics;
     this.clock = clock;
+    this.offsets = new PartitionOffsets(config, metrics, clock);
     for (int p : config.partitions()) {
       metrics.partition(p);
     }
@@ -106,6 +123,24 @@ public final class BatchingConsumer implements AutoCloseable {
     return failure;
   }
 
+  /**
+   * Why the consumer cannot make progress right now, or null: a {@link #failure()}, Kafka not
+   * reachable, the topic or a partition missing, or a permanent dead-letter failure.
+   */
+  public @Nullable String notReadyReason() {
+    String f = failure;
+    if (f != null) {
+      return f;
+    }
+    String k = kafkaProblem;
+    if (k != null) {
+      return k;
+    }
+    DeadLetterProducer dl = deadLetter;
+    String d = dl == null ? null : dl.permanentFailure();
+    return d == null ? null : "dead-letter topic: " + d;
+  }
+
   public boolean running() {
     return running;
   }
@@ -127,10 +162,14 @@ public final class BatchingConsumer implements AutoCloseable {
   }
 
   private void run() {
-    try (KafkaConsumer<byte[], byte[]> c = AssignedConsumers.create(config.clientProperties(), config.clientId()
+    Properties props = config.clientProperties();
+    // A missing topic must stay missing (and be reported), not be created empty by a metadata request.
+    props.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
+    try (KafkaConsumer<byte[], byte[]> c = AssignedConsumers.create(props, config.clientId()
             + "-batch-consumer", config.consumerGroup(), Duration.ofSeconds(10));
         DeadLetterProducer dl = config.deadLetterTopic().isEmpty() ? null : new DeadLetterProducer(config.clientProperties(),
             config.deadLetterTopic(), config.maxRecordSizeBytes(), Duration.ofSeconds(10))) {
+      deadLetter = dl;
       log.info("msg=\"batching consumer started\" topic={} partitions={} group={} interval={}s buffer={}s",
           config.topic(), config.partitions(), config.consumerGroup(), config.consumeInterval().toSeconds(),
           config.consumeIntervalBuffer().toSeconds());
@@ -178,6 +217,9 @@ public final class BatchingConsumer implements AutoCloseable {
       return cycle(c, dl, partition);
     } catch (RetryCycle e) {
       metrics.flushFailure(e.kind, true);
+      if (e.kind.equals("kafka")) {
+        kafkaUnavailable("Kafka not reachable: " + e.getMessage());
+      }
       log.warn("msg=\"cycle failed; it will be redone from the committed offset\" partition={} kind={} err=\"{}\"",
           partition, e.kind, String.valueOf(e.getMessage()).replace('"', '\''));
       return Outcome.RETRY;
@@ -202,21 +244,9 @@ public final class BatchingConsumer implements AutoCloseable {
     long started = clock.getAsLong();
     TopicPartition tp = new TopicPartition(config.topic(), partition);
     BatchMetrics.PartitionGauges g = metrics.partition(partition);
-    long committed;
-    long end;
-    try {
-      committed = committedOrStart(c, tp);
-      long begin = c.beginningOffsets(Set.of(tp)).get(tp);
-      if (committed < begin) {
-        metrics.missed(partition, begin - committed);
-        log.warn("msg=\"records were deleted by retention before they were consumed\" partition={} from={} to={}",
-            partition, committed, begin);
-        committed = begin;
-      }
-      end = c.endOffsets(Set.of(tp)).get(tp);
-    } catch (KafkaException e) {
-      throw new RetryCycle("kafka", "cannot read offsets of partition " + partition + ": " + e, e);
-    }
+    PartitionOffsets.Range range = resolve(c, tp);
+    long committed = range.committed();
+    long end = range.end();
     g.committed.set(committed);
     g.lagRecords.set(Math.max(0, end - committed));
     if (committed >= end) {
@@ -232,7 +262,7 @@ public final class BatchingConsumer implements AutoCloseable {
       firstTs = cached[1];
     } else {
       c.seek(tp, committed);
-      ConsumerRecord<byte[], byte[]> first = pollFirst(c, buffered);
+      ConsumerRecord<byte[], byte[]> first = pollFirst(c, tp, buffered);
       if (first == null) {
         return stopped ? Outcome.STOPPED : Outcome.NOTHING_TO_DO;
       }
@@ -258,62 +288,22 @@ public final class BatchingConsumer implements AutoCloseable {
       c.seek(tp, committed);
     }
 
-    long records = 0;
-    long bytes = 0;
-    long next = committed;
-    long deadline = started + config.cycleTimeout().toMillis();
-    String reason = null;
+    Window w = new Window(tp, end, spanEnd, started + config.cycleTimeout().toMillis());
+    Progress p = new Progress(committed);
     try (BatchSink.Batch batch = sink.begin(partition, committed, firstTs)) {
-      while (reason == null) {
-        if (buffered.isEmpty()) {
-          if (stopped) {
-            return Outcome.STOPPED;
-          }
-          if (clock.getAsLong() >= deadline) {
-            reason = "timeout";
-            break;
-          }
-          try {
-            c.poll(POLL).forEach(buffered::add);
-          } catch (KafkaException e) {
-            throw new RetryCycle("kafka", "fetch from partition " + partition + " failed: " + e, e);
-          }
-          continue;
-        }
-        ConsumerRecord<byte[], byte[]> r = buffered.poll();
-        if (r.offset() >= end) {
-          reason = "end_offset";
-          break;
-        }
-        if (r.timestamp() >= spanEnd) {
-          reason = "span";
-          g.lagMillis.set(Math.max(0, clock.getAsLong() - r.timestamp()));
-          break;
-        }
-        next = r.offset() + 1;
-        records++;
-        bytes += r.serializedKeySize() + Math.max(0, r.serializedValueSize());
-        try {
-          RecordFormat.Decoded d = RecordFormat.decode(r.key(), r.value(), r.headers());
-          batch.add(d.tenant(), d.request(), r.offset(), r.timestamp());
-        } catch (ClientErrorException e) {
-          skip(dl, r, e);
-        }
-        if (next >= end) {
-          reason = "end_offset";
-        } else if (config.maxRecordsPerCycle() > 0 && records >= config.maxRecordsPerCycle()) {
-          reason = "max_records";
-        } else if (config.maxBytesPerCycle() > 0 && bytes >= config.maxBytesPerCycle()) {
-          reason = "max_bytes";
-        }
+      if (!consume(c, dl, w, batch, buffered, p)) {
+        return Outcome.STOPPED;
       }
-      if (records == 0) {
+      if (p.records == 0) {
         return Outcome.NOTHING_TO_DO; // timed out before the first record: nothing to flush
       }
       log.info("msg=\"flushing cycle\" partition={} from={} to={} records={} bytes={} ended_by={}", partition,
-          committed, next, records, bytes, reason);
-      batch.flush(next);
+          committed, p.next, p.records, p.bytes, p.endedBy);
+      batch.flush(p.next);
+    } finally {
+      metrics.bufferedBytes.set(0);
     }
+    long next = p.next;
     if (!commit(c, tp, next)) {
       return Outcome.STOPPED;
     }
@@ -325,20 +315,116 @@ public final class BatchingConsumer implements AutoCloseable {
       g.lagMillis.set(0);
     }
     Duration took = Duration.ofMillis(clock.getAsLong() - started);
-    metrics.cycle(partition, records, bytes, took);
+    metrics.cycle(partition, p.records, p.bytes, took);
     log.info("msg=\"cycle committed\" partition={} offset={} records={} took={}ms lag_records={}", partition, next,
-        records, took.toMillis(), Math.max(0, end - next));
+        p.records, took.toMillis(), Math.max(0, end - next));
     return Outcome.DONE;
   }
 
-  private @Nullable ConsumerRecord<byte[], byte[]> pollFirst(KafkaConsumer<byte[], byte[]> c,
+  /** The partition's offsets, with the Kafka state (reachable, topic there) they revealed. */
+  private PartitionOffsets.Range resolve(KafkaConsumer<byte[], byte[]> c, TopicPartition tp) throws RetryCycle {
+    int partition = tp.partition();
+    PartitionOffsets.Range range;
+    try {
+      range = offsets.resolve(c, tp);
+      if (range.reset()) {
+        firstRecord.remove(partition); // it described a record of the partition before the reset
+      }
+    } catch (PartitionOffsets.TopicMissing e) {
+      firstRecord.remove(partition);
+      metrics.topicMissing.set(1);
+      kafkaProblem = e.getMessage();
+      throw new RetryCycle("topic_missing", e.getMessage(), e);
+    } catch (KafkaException e) {
+      throw new RetryCycle("kafka", "cannot read offsets of partition " + partition + ": " + e, e);
+    }
+    metrics.topicMissing.set(0);
+    kafkaAvailable();
+    return range;
+  }
+
+  /** The limits of one cycle: the partition's end offset, the span's end, the cycle's deadline. */
+  private record Window(TopicPartition tp, long end, long spanEnd, long deadline) {}
+
+  /** What a cycle consumed so far; {@code endedBy} stays null while it goes on. */
+  private static final class Progress {
+    long records;
+    long bytes;
+    long next;
+    @Nullable String endedBy;
+
+    Progress(long committed) {
+      next = committed;
+    }
+  }
+
+  /**
+   * Adds records to {@code batch} until the cycle ends (the end offset, the span, a record or byte
+   * bound, the deadline); {@code p} says how far it got and why it ended.
+   *
+   * @return false when the consumer was stopped meanwhile
+   */
+  private boolean consume(KafkaConsumer<byte[], byte[]> c, @Nullable DeadLetterProducer dl, Window w,
+      BatchSink.Batch batch, ArrayDeque<ConsumerRecord<byte[], byte[]>> buffered, Progress p) throws RetryCycle {
+    long lastFetched = clock.getAsLong();
+    while (p.endedBy == null) {
+      if (buffered.isEmpty()) {
+        if (stopped) {
+          return false;
+        }
+        if (clock.getAsLong() >= w.deadline()) {
+          p.endedBy = "timeout";
+        } else if (fetch(c, w.tp(), buffered)) {
+          lastFetched = clock.getAsLong();
+        } else if (clock.getAsLong() - lastFetched >= FETCH_STALL.toMillis()) {
+          probe(c, w.tp());
+          lastFetched = clock.getAsLong();
+        }
+        continue;
+      }
+      ConsumerRecord<byte[], byte[]> r = buffered.peek();
+      long size = r.serializedKeySize() + Math.max(0, r.serializedValueSize());
+      if (config.maxBytesPerCycle() > 0 && p.records > 0 && p.bytes + size > config.maxBytesPerCycle()) {
+        p.endedBy = "max_bytes"; // this record starts the next cycle
+        break;
+      }
+      buffered.poll();
+      if (r.offset() >= w.end()) {
+        p.endedBy = "end_offset";
+        break;
+      }
+      if (r.timestamp() >= w.spanEnd()) {
+        p.endedBy = "span";
+        metrics.partition(r.partition()).lagMillis.set(Math.max(0, clock.getAsLong() - r.timestamp()));
+        break;
+      }
+      p.next = r.offset() + 1;
+      p.records++;
+      p.bytes += size;
+      metrics.bufferedBytes.set(p.bytes);
+      try {
+        RecordFormat.Decoded d = RecordFormat.decode(r.key(), r.value(), r.headers());
+        batch.add(d.tenant(), d.request(), r.offset(), r.timestamp());
+      } catch (ClientErrorException e) {
+        skip(dl, r, e);
+      }
+      if (p.next >= w.end()) {
+        p.endedBy = "end_offset";
+      } else if (config.maxRecordsPerCycle() > 0 && p.records >= config.maxRecordsPerCycle()) {
+        p.endedBy = "max_records";
+      }
+    }
+    return true;
+  }
+
+  private @Nullable ConsumerRecord<byte[], byte[]> pollFirst(KafkaConsumer<byte[], byte[]> c, TopicPartition tp,
       ArrayDeque<ConsumerRecord<byte[], byte[]>> buffered) throws RetryCycle {
     long deadline = clock.getAsLong() + config.cycleTimeout().toMillis();
+    long lastFetched = clock.getAsLong();
     while (buffered.isEmpty() && !stopped && clock.getAsLong() < deadline) {
-      try {
-        c.poll(POLL).forEach(buffered::add);
-      } catch (KafkaException e) {
-        throw new RetryCycle("kafka", "fetch failed: " + e, e);
+      if (!fetch(c, tp, buffered) && clock.getAsLong() - lastFetched >= FETCH_STALL.toMillis()) {
+        probe(c, tp);
+        lastFetched = clock.getAsLong();
       }
     }
     return buffered.peek();
@@ -363,18 +449,37 @@ public final class BatchingConsumer implements AutoCloseable {
     }
   }
 
-  /** The committed offset, or the start position for a group that has none. */
-  private long committedOrStart(KafkaConsumer<byte[], byte[]> c, TopicPartition tp) {
-    OffsetAndMetadata om = c.committed(Set.of(tp)).get(tp);
-    if (om != null) {
-      return om.offset();
+  /** One poll; true when it returned records. */
+  private boolean fetch(KafkaConsumer<byte[], byte[]> c, TopicPartition tp,
+      ArrayDeque<ConsumerRecord<byte[], byte[]>> buffered) throws RetryCycle {
+    try {
+      int before = buffered.size();
+      c.poll(POLL).forEach(buffered::add);
+      return buffered.size() > before;
+    } catch (KafkaException e) {
+      throw new RetryCycle("kafka", "fetch from partition " + tp.partition() + " failed: " + e, e);
     }
-    long since = clock.getAsLong() - config.lookbackOnNoCommit().toMillis();
-    OffsetAndTimestamp at = c.offsetsForTimes(Map.of(tp, since)).get(tp);
-    long start = at != null ? at.offset() : c.endOffsets(Set.of(tp)).get(tp);
-    log.info("msg=\"no committed offset; starting from the lookback\" partition={} lookback={}s offset={}",
-        tp.partition(), config.lookbackOnNoCommit().toSeconds(), start);
-    return start;
+  }
+
+  /** Asks the broker for the end offset: polls return nothing, yet records wait; is it there? */
+  private void probe(KafkaConsumer<byte[], byte[]> c, TopicPartition tp) throws RetryCycle {
+    try {
+      c.endOffsets(Set.of(tp), FETCH_STALL);
+      kafkaAvailable();
+    } catch (KafkaException e) {
+      throw new RetryCycle("kafka", "no records fetched from partition " + tp.partition() + " for "
+          + FETCH_STALL.toSeconds() + "s and the broker does not answer: " + e, e);
+    }
+  }
+
+  private void kafkaUnavailable(String reason) {
+    metrics.kafkaUnavailable.set(1);
+    kafkaProblem = reason;
+  }
+
+  private void kafkaAvailable() {
+    metrics.kafkaUnavailable.set(0);
+    kafkaProblem = null;
   }
 
   /** Commits, retrying until it succeeds or the consumer stops (then the cycle is redone later). */
@@ -383,9 +488,11 @@ public final class BatchingConsumer implements AutoCloseable {
     while (true) {
       try {
         c.commitSync(Map.of(tp, new OffsetAndMetadata(next)), Duration.ofSeconds(10));
+        kafkaAvailable();
         return true;
       } catch (KafkaException e) {
         metrics.commitFailure();
+        kafkaUnavailable("offset commit failing: " + e);
         log.warn("msg=\"offset commit failed; retrying\" partition={} offset={} err=\"{}\"", tp.partition(), next,
             e.toString().replace('"', '\''));
         if (stopped) {

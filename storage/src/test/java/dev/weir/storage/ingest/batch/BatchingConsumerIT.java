@@ -288,4 +288,32 @@ class BatchingConsumerIT {
     assertThat(sink.attempts).hasSize(1);
     assertThat(committed(0)).isEqualTo(3);
   }
+
+  @Test
+  void aMissingDeadLetterTopicHoldsThePartitionAndIsANotReadyReasonUntilItIsCreated() throws Exception {
+    broker.createTopic(topic, 1);
+    String dlq = topic + "-dlq"; // not created; the broker does not auto-create topics
+    long t = (System.currentTimeMillis() / HOUR - 2) * HOUR;
+    try (KafkaProducer<byte[], byte[]> p = Backlog.producer(broker.bootstrap())) {
+      p.send(Backlog.record(topic, 0, t, "tenant-a", WriteRequest.getDefaultInstance())).get();
+      ProducerRecord<byte[], byte[]> garbage = new ProducerRecord<>(topic, 0, t + 1, "tenant-a".getBytes(),
+          new byte[] {(byte) 0xff, 0x13, 0x37});
+      garbage.headers().add(new RecordHeader("weir-version", "1".getBytes(StandardCharsets.UTF_8)));
+      p.send(garbage).get();
+      p.send(Backlog.record(topic, 0, t + 2, "tenant-a", WriteRequest.getDefaultInstance())).get();
+    }
+    RecordingSink sink = new RecordingSink();
+    BatchingConsumer c = start(config(List.of(0)).withDeadLetterTopic(dlq), sink);
+    await().atMost(60, TimeUnit.SECONDS).until(() -> c.notReadyReason() != null);
+    assertThat(c.notReadyReason()).contains("dead-letter topic").contains(dlq).contains("does not exist");
+    assertThat(committed(0)).isEqualTo(-1);
+    assertThat(c.running()).isTrue();
+
+    broker.createTopic(dlq, 1);
+    await().atMost(90, TimeUnit.SECONDS).until(() -> committed(0) == 3);
+    assertThat(c.notReadyReason()).isNull();
+    assertThat(sink.attempts.stream().filter(Attempt::flushed).toList()).hasSize(1);
+    assertThat(sink.attempts.stream().filter(Attempt::flushed).findFirst().orElseThrow().offsets())
+        .containsExactly(0L, 2L);
+  }
 }
