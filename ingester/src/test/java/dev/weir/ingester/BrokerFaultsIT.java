@@ -215,7 +215,7 @@ class BrokerFaultsIT {
             broker.restart();
           }
           int acked = ledger.ackedWrites();
-          await().atMost(60, TimeUnit.SECONDS).until(() -> ledger.ackedWrites() >= acked + 20);
+          await().atMost(60, TimeUnit.SECONDS).until(() -> ledger.ackedWrites() >= acked + 10);
         }
         System.out.printf("restart loop: %s%n", ledger);
         assertCommittedToTheEnd(ing, c);
