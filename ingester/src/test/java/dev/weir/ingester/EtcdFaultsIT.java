@@ -68,6 +68,8 @@ class EtcdFaultsIT {
           Thread.sleep(OUTAGE.toMillis());
           int classicDuring = classicLedger.ackedWrites() - classicAtStop;
           int kafkaDuring = kafkaLedger.ackedWrites() - kafkaAtStop;
+          System.out.printf("etcd outage: acked during it classic %d, Kafka mode %d; %s; %s%n", classicDuring,
+              kafkaDuring, classicLedger, kafkaLedger);
           assertThat(classic.isAlive()).as("classic exited while etcd was down:%n%s", classic.logTail(40)).isTrue();
           assertThat(kafkaMode.isAlive()).as("kafka mode exited while etcd was down:%n%s", kafkaMode.logTail(40))
               .isTrue();
