@@ -153,6 +153,18 @@ class DiskFaultsIT {
     return seg + " byte " + size / 2 + " of " + size;
   }
 
+  /** A start that fails names the flipped byte and the reason in the log, not just "exited with 1". */
+  static void awaitReadyAfterFlip(WeirProcess weir, String flipped) throws Exception {
+    try {
+      weir.awaitReady(Duration.ofSeconds(120));
+    } catch (IllegalStateException e) {
+      String reason = weir.log().lines().filter(l -> l.contains("level=error") || l.contains("failed to start"))
+          .reduce((a, b) -> b).orElse("(no error line)");
+      throw new AssertionError("weir did not start after flipping " + flipped + " (expected: repair by default"
+          + " and start): " + reason + "\n--- weir log tail ---\n" + weir.logTail(20), e);
+    }
+  }
+
   @Test
   void walByteFlippedInAnEarlySegmentIsRepairedAtStartAndEverySampleBeforeItIsKept() throws Exception {
     AckLedger ledger = new AckLedger("wal-classic", "wal_flip_classic", 100, System.currentTimeMillis() - 600_000,
@@ -181,7 +193,7 @@ class DiskFaultsIT {
         }
       }
       weir.relaunch();
-      weir.awaitReady(Duration.ofSeconds(120));
+      awaitReadyAfterFlip(weir, flipped);
       String log = weir.log();
       assertThat(log.toLowerCase(java.util.Locale.ROOT)).as("the corruption at %s is logged", flipped)
           .contains("corrupt");
@@ -212,7 +224,7 @@ class DiskFaultsIT {
       ing.kill();
       String flipped = flipMiddle(walDir, segs.get(1));
       ing.relaunch();
-      ing.awaitReady(Duration.ofSeconds(120));
+      awaitReadyAfterFlip(ing, flipped);
       BrokerFaultsIT.assertCommittedToTheEnd(ing, c);
       AckLedger.Report r = ledger.check(new ExportClient(ing.httpUrl()));
       assertThat(r.ok()).as("after flipping %s: %s%n%s%n--- weir log tail ---%n%s", flipped, ledger, r,

@@ -72,15 +72,52 @@ class HostileInputIT {
       OutputStream out = s.getOutputStream();
       out.write(req.toByteArray());
       out.flush();
-      InputStream in = s.getInputStream();
-      String resp = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-      if (!resp.startsWith("HTTP/1.")) {
-        return new Raw(-1, resp);
-      }
-      return new Raw(Integer.parseInt(resp.substring(9, 12)), resp);
+      return readResponse(s.getInputStream());
+    } catch (java.net.SocketTimeoutException e) {
+      return new Raw(-1, "no complete response within 10 s");
     } catch (java.net.SocketException e) {
       return new Raw(-1, "connection closed: " + e.getMessage());
     }
+  }
+
+  /** Status line, headers, and a body of Content-Length bytes or chunks; keep-alive is not awaited. */
+  static Raw readResponse(InputStream in) throws IOException {
+    ByteArrayOutputStream head = new ByteArrayOutputStream();
+    int b;
+    while ((b = in.read()) >= 0) {
+      head.write(b);
+      byte[] h = head.toByteArray();
+      int n = h.length;
+      if (n >= 4 && h[n - 4] == '\r' && h[n - 3] == '\n' && h[n - 2] == '\r' && h[n - 1] == '\n') {
+        break;
+      }
+    }
+    String headers = head.toString(StandardCharsets.ISO_8859_1);
+    if (!headers.startsWith("HTTP/1.")) {
+      return new Raw(-1, headers);
+    }
+    int status = Integer.parseInt(headers.substring(9, 12));
+    java.util.regex.Matcher len = java.util.regex.Pattern.compile("(?im)^content-length:\\s*(\\d+)").matcher(headers);
+    ByteArrayOutputStream body = new ByteArrayOutputStream();
+    if (len.find()) {
+      body.write(in.readNBytes(Integer.parseInt(len.group(1))));
+    } else if (headers.toLowerCase(java.util.Locale.ROOT).contains("transfer-encoding: chunked")) {
+      while (true) {
+        StringBuilder line = new StringBuilder();
+        while ((b = in.read()) >= 0 && b != '\n') {
+          line.append((char) b);
+        }
+        int size = Integer.parseInt(line.toString().trim().split(";")[0], 16);
+        if (size == 0) {
+          break;
+        }
+        body.write(in.readNBytes(size));
+        in.readNBytes(2);
+      }
+    } else {
+      body.write(in.readAllBytes());
+    }
+    return new Raw(status, headers + body.toString(StandardCharsets.UTF_8));
   }
 
   static String printable(String id) {
