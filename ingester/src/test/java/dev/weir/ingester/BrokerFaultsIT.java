@@ -198,6 +198,7 @@ class BrokerFaultsIT {
 
   @Test
   void fiveBrokerRestartsWhileProducingLoseNothing() throws Exception {
+    long started = System.nanoTime();
     try (KafkaBroker broker = KafkaBroker.start(dir.resolve("broker"))) {
       KafkaCluster c = new KafkaCluster(broker, EtcdServer.shared());
       broker.createTopic(c.topic, 1);
@@ -209,10 +210,16 @@ class BrokerFaultsIT {
             .startBackground("restart-loop", Duration.ofMillis(50))) {
           for (int restart = 1; restart <= 5; restart++) {
             Thread.sleep(1_500);
-            broker.stop();
+            if (restart % 2 == 0) {
+              broker.kill(); // a crash, not a controlled shutdown, every other time
+            } else {
+              broker.stop();
+            }
             Thread.sleep(1_000);
             assertThat(ing.isAlive()).as("weir exited at broker stop %d:%n%s", restart, ing.logTail(40)).isTrue();
             broker.restart();
+            System.out.printf("restart loop: broker back %d at %d ms%n", restart,
+                (System.nanoTime() - started) / 1_000_000);
           }
           int acked = ledger.ackedWrites();
           await().atMost(60, TimeUnit.SECONDS).until(() -> ledger.ackedWrites() >= acked + 10);
