@@ -163,11 +163,11 @@ class HostileInputIT {
         for (String id : hostile(absolute)) {
           Raw push = rawPost(weir.httpPort(), "/api/v1/push", id, remoteWrite, "Content-Encoding", "snappy",
               "Content-Type", "application/x-protobuf", "X-Prometheus-Remote-Write-Version", "0.1.0");
-          if (push.status() != 400 || !push.text().toLowerCase().contains("tenant")) {
+          if (!refused(id, push)) {
             problems.add("remote write " + printable(id) + ": " + push.status() + " " + tail(push.text()));
           }
           Raw imp = rawPost(weir.httpPort(), "/api/v1/import", id, importLine, "Content-Type", "application/json");
-          if (imp.status() != 400 || !imp.text().toLowerCase().contains("tenant")) {
+          if (!refused(id, imp)) {
             problems.add("import " + printable(id) + ": " + imp.status() + " " + tail(imp.text()));
           }
           Metadata md = new Metadata();
@@ -180,7 +180,8 @@ class HostileInputIT {
             Status st = e.getStatus();
             boolean clientRefusedToSend = st.getCode() == Status.Code.INTERNAL
                 && String.valueOf(st.getDescription()).contains("header");
-            if (!clientRefusedToSend && (st.getCode() != Status.Code.INVALID_ARGUMENT
+            boolean droppedByTransport = id.indexOf('\0') >= 0 && st.getCode() == Status.Code.UNAUTHENTICATED;
+            if (!clientRefusedToSend && !droppedByTransport && (st.getCode() != Status.Code.INVALID_ARGUMENT
                 || !String.valueOf(st.getDescription()).toLowerCase().contains("tenant"))) {
               problems.add("gRPC " + printable(id) + ": " + st.getCode() + " " + st.getDescription());
             }
@@ -207,6 +208,19 @@ class HostileInputIT {
         deleteTree(Path.of("/tmp/x"));
       }
     }
+  }
+
+  /**
+   * 400 naming the tenant. A NUL byte never reaches Weir's tenant check: Netty drops a header
+   * value containing it, so the request has no tenant and gets 401 "no org id". That refuses it
+   * just as well (nothing is stored, no path is built), so 401 is accepted for NUL only.
+   */
+  static boolean refused(String id, Raw r) {
+    String text = r.text().toLowerCase(java.util.Locale.ROOT);
+    if (id.indexOf('\0') >= 0 && r.status() == 401 && text.contains("no org id")) {
+      return true;
+    }
+    return r.status() == 400 && text.contains("tenant");
   }
 
   static String tail(String s) {
