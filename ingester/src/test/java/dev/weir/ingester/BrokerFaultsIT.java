@@ -33,7 +33,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * A Kafka-mode ingester process against a private KRaft broker that is stopped at the worst
  * moments: before the ingester starts, while it catches up on a backlog, while it follows the head
- * with a distributor writing, and five times in a row while records are produced. Every test counts
+ * with a distributor writing, and five times in a row while records are produced (alternately a
+ * controlled shutdown and a SIGKILL). Every test counts
  * the writes Kafka (or the distributor) acknowledged and reads them back through
  * {@code /api/v1/export}: every acknowledged sample is found, none twice, and the committed offset
  * reaches the end of the partition.
