@@ -158,6 +158,12 @@ public final class WeirProcess implements AutoCloseable {
         HttpResponse.BodyHandlers.ofString()).body();
   }
 
+  /** GET a path with a 5 s timeout; the whole response (status and body). */
+  public HttpResponse<String> getResponse(String path) throws Exception {
+    return HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(httpUrl() + path))
+        .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString());
+  }
+
   /** The value of a metric line (name with labels as printed), or NaN when absent. */
   public double metric(String nameAndLabels) throws Exception {
     for (String line : get("/metrics").split("\n")) {
@@ -166,6 +172,41 @@ public final class WeirProcess implements AutoCloseable {
       }
     }
     return Double.NaN;
+  }
+
+  /**
+   * The sum of every metric line whose name (without labels) satisfies {@code name}; NaN when no
+   * line does. For metrics whose exact name a test does not pin, e.g. "contains wal and corrupt".
+   */
+  public double metricSum(java.util.function.Predicate<String> name) throws Exception {
+    double sum = Double.NaN;
+    for (String line : get("/metrics").split("\n")) {
+      if (line.startsWith("#") || line.isBlank()) {
+        continue;
+      }
+      int end = line.indexOf('{') >= 0 ? line.indexOf('{') : line.indexOf(' ');
+      if (name.test(line.substring(0, end))) {
+        double v = Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+        sum = Double.isNaN(sum) ? v : sum + v;
+      }
+    }
+    return sum;
+  }
+
+  /** The metric lines whose text contains {@code part}, for failure messages. */
+  public String metricLines(String part) {
+    try {
+      return String.join("\n", java.util.Arrays.stream(get("/metrics").split("\n"))
+          .filter(l -> !l.startsWith("#") && l.contains(part)).toList());
+    } catch (Exception e) {
+      return "<no metrics: " + e + ">";
+    }
+  }
+
+  /** The last {@code lines} lines of the log, for failure messages. */
+  public String logTail(int lines) {
+    String[] all = log().split("\n");
+    return String.join("\n", java.util.Arrays.copyOfRange(all, Math.max(0, all.length - lines), all.length));
   }
 
   /** The OS process ID (for CPU and RSS readings). */

@@ -52,6 +52,7 @@ public final class EtcdServer implements AutoCloseable {
     if (!Files.isExecutable(Path.of(BINARY))) {
       throw new IllegalStateException(BINARY + " is missing: install Debian's etcd-server (bin/test does)");
     }
+    Files.createDirectories(dir);
     EtcdServer s = new EtcdServer(dir.resolve("etcd-data"), free(), free());
     s.launch();
     return s;

@@ -195,6 +195,11 @@ public final class KafkaBroker implements AutoCloseable {
     }
   }
 
+  /** Kills the broker (SIGKILL: no controlled shutdown, the log is recovered at the next start). */
+  public void kill() throws InterruptedException {
+    process.destroyForcibly().waitFor();
+  }
+
   /** Starts the broker again with the same ports and data. */
   public void restart() throws Exception {
     launch();
