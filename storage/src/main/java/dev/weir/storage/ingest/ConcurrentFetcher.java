@@ -142,6 +142,8 @@ final class ConcurrentFetcher implements AutoCloseable {
       throw e;
     } catch (KafkaException e) {
       failure = e;
+    } catch (Throwable e) { // a bug or an Error: hand the window over as a failure, never leave it undone
+      failure = new KafkaException("fetcher failed unexpectedly: " + e, e);
     }
     synchronized (this) {
       w.failure = failure;

@@ -174,9 +174,6 @@ class ConcurrentFetcherTest {
   }
 
   @Test
-  @Disabled("fails today: fetch() catches only KafkaException, so any other exception (or an Error) ends the"
-      + " fetcher thread with its window never done; next() then returns null forever and finished() stays false,"
-      + " and PartitionReader.fetchConcurrently waits without end and without a failure")
   void aFetcherThatDiesUnexpectedlyIsHandedOverAsAFailureInsteadOfStallingTheReader() throws Exception {
     ConcurrentFetcher f = fetcher(new TopicPartition("t", 9), 0, 1_000, 2, 64 << 10, pos -> {
       if (pos <= 300 && 300 < pos + 37) {
