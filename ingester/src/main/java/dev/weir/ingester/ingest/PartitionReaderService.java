@@ -26,6 +26,7 @@ public final class PartitionReaderService implements Service, ReadConsistency {
   private static final Logger log = LoggerFactory.getLogger(PartitionReaderService.class);
 
   private final PartitionReader reader;
+  private final Ingester ingester;
   private final KafkaConfig kafka;
   private final Duration strongTimeout;
   private final Duration stopTimeout;
@@ -33,6 +34,7 @@ public final class PartitionReaderService implements Service, ReadConsistency {
   public PartitionReaderService(KafkaConfig kafka, int partition, Ingester ingester, ReaderMetrics metrics,
       LongSupplier clock, Duration strongTimeout, Duration stopTimeout, Runnable onCaughtUp) {
     this.kafka = kafka;
+    this.ingester = ingester;
     this.strongTimeout = strongTimeout;
     this.stopTimeout = stopTimeout;
     this.reader = new PartitionReader(kafka, partition, ingester.dataDir(),
@@ -45,6 +47,11 @@ public final class PartitionReaderService implements Service, ReadConsistency {
           @Override
           public void push(String tenant, WireBatch batch) {
             ingester.push(tenant, batch, false);
+          }
+
+          @Override
+          public void push(String tenant, WireBatch batch, long sourceOffset) {
+            ingester.push(tenant, batch, false, sourceOffset);
           }
         }, ingester.tsdb()::sync, metrics, clock);
     reader.onCaughtUp(onCaughtUp);
@@ -64,6 +71,8 @@ public final class PartitionReaderService implements Service, ReadConsistency {
         log.warn("msg=\"cannot ensure the ingest topic yet; the reader waits for it\" err=\"{}\"", e.getMessage());
       }
     }
+    // A WAL repair at start-up dropped data that came from Kafka: consume it again from there.
+    ingester.tsdb().replayReport().firstDroppedSourceOffset().ifPresent(reader::rewindAtStart);
     reader.start();
   }
 

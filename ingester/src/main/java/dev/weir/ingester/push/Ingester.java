@@ -146,6 +146,14 @@ public final class Ingester implements Service, PushHandler {
    * full validation.
    */
   public void push(String tenant, WireBatch batch, boolean durable) {
+    push(tenant, batch, durable, -1);
+  }
+
+  /**
+   * The same, recording in the WAL that these samples came from Kafka offset {@code sourceOffset}
+   * (-1: none), so that a WAL repair can say from which offset to consume them again.
+   */
+  public void push(String tenant, WireBatch batch, boolean durable, long sourceOffset) {
     Scope sc = begin(tenant);
     Limits l = sc.limits();
     Appender app = sc.app();
@@ -184,6 +192,9 @@ public final class Ingester implements Service, PushHandler {
         }
       }
       appendSeries(app, series, labels, ws.histograms(), ws.samples(), ws::timestamp, ws::value, maxTime, errors);
+    }
+    if (sourceOffset >= 0) {
+      app.source(sourceOffset);
     }
     finish(tenant, app.commit(durable), batch.metadata(), errors);
   }

@@ -17,4 +17,12 @@ public interface Pusher {
   default void push(String tenant, WireBatch batch) {
     push(tenant, batch.toWriteRequest());
   }
+
+  /**
+   * The same, for series of the records starting at Kafka offset {@code sourceOffset}; override
+   * to record the offset with the data (the WAL's SOURCE record).
+   */
+  default void push(String tenant, WireBatch batch, long sourceOffset) {
+    push(tenant, batch);
+  }
 }

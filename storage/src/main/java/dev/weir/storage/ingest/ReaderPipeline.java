@@ -201,7 +201,7 @@ final class ReaderPipeline implements AutoCloseable {
       complete(entry, true);
     } else {
       RecordFormat.DecodedWire dec = (RecordFormat.DecodedWire) d;
-      push(dec.tenant(), dec.batch());
+      push(dec.tenant(), dec.batch(), entry.offset);
       complete(entry, false);
     }
   }
@@ -243,14 +243,14 @@ final class ReaderPipeline implements AutoCloseable {
    * Appends with retries on server errors until it succeeds. A client error means the valid part
    * was stored and the rest refused: counted by reason, and the append counts as done.
    */
-  private void push(String tenant, WireBatch request) throws InterruptedException {
+  private void push(String tenant, WireBatch request, long sourceOffset) throws InterruptedException {
     long backoff = 100;
     while (true) {
       if (closed) {
         throw new InterruptedException("pipeline closed");
       }
       try {
-        pusher.push(tenant, request);
+        pusher.push(tenant, request, sourceOffset);
         return;
       } catch (ClientErrorException e) {
         metrics.clientError(e.reason());
@@ -397,7 +397,7 @@ final class ReaderPipeline implements AutoCloseable {
             req.addMetadata(p.series().metadata());
           }
         }
-        push(first.tenant(), req);
+        push(first.tenant(), req, first.entry().offset); // parts queue in offset order: the lowest
         for (Part p : batch) {
           if (p.remaining().decrementAndGet() == 0) {
             complete(p.entry(), false);
