@@ -1,7 +1,6 @@
 package dev.weir.storage.ingest;
 
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -21,12 +20,16 @@ import org.slf4j.LoggerFactory;
  * order ({@code --ingest-storage.kafka.fetch-concurrency-max}, like Mimir's concurrent fetchers).
  * It helps when each fetch waits on the broker or the network rather than on the reader's CPU.
  *
- * <p>Memory is bounded by {@code maxAheadBytes}: at most {@code 2 × fetchers} windows are claimed
- * and not yet handed over, windows aim at {@code maxAheadBytes / (2 × fetchers)} bytes (sized from
- * the record sizes seen), no new window is claimed while the records held reach {@code
- * maxAheadBytes} (so one window's overshoot is the most it can exceed by), and each fetcher's
- * consumer fetches at most a window's bytes at a time. A window whose fetch fails with anything but a transient error is handed over as that
- * error; the caller then falls back to its own consumer from its position. The consumers never
+ * <p>Memory is bounded by {@code maxAheadBytes}: windows hold at most {@code windowBytes =
+ * maxAheadBytes / slots} bytes each, where {@code slots = min(2 × fetchers, maxAheadBytes / 16 KiB)}
+ * (at least 1), and at most {@code slots} windows are being fetched or waiting to be handed over. A
+ * fetcher cuts its window at the first record that would take it past {@code windowBytes}; the rest
+ * of the window's range goes back to be claimed next, ahead of any new window. So the records held
+ * never exceed {@code maxAheadBytes}, except that a window always holds at least one record (a single
+ * record larger than {@code windowBytes} is held whole). Window lengths in records adapt to the
+ * record sizes seen, so that few windows are cut. Each fetcher's consumer fetches at most a window's
+ * bytes at a time. A window whose fetch fails with anything but a transient error is handed over as
+ * that error; the caller then falls back to its own consumer from its position. The consumers never
  * commit: offsets stay the caller's business.
  *
  * <p>{@link #next} and {@link #close} are called by one thread (the reader's).
@@ -34,11 +37,13 @@ import org.slf4j.LoggerFactory;
 final class ConcurrentFetcher implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(ConcurrentFetcher.class);
   private static final int FIRST_WINDOW_RECORDS = 50;
+  private static final long MIN_WINDOW_BYTES = 16 << 10;
 
   private static final class Window {
     final long start;
-    final long end;
+    long end;
     final List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
+    boolean assigned;
     boolean done;
     long bytes;
     @Nullable KafkaException failure;
@@ -53,10 +58,11 @@ final class ConcurrentFetcher implements AutoCloseable {
   private final long to;
   private final int maxWindows;
   private final long windowBytes;
-  private final long maxAheadBytes;
   private long heldBytes;
   private final ReaderMetrics metrics;
-  private final ArrayDeque<Window> claimed = new ArrayDeque<>();
+  /** Windows not yet handed over, in offset order; unassigned ones are the rests of cut windows. */
+  private final List<Window> claimed = new ArrayList<>();
+  private int active;
   private final List<KafkaConsumer<byte[], byte[]>> consumers = new ArrayList<>();
   private final List<Thread> threads = new ArrayList<>();
   private long nextStart;
@@ -68,12 +74,11 @@ final class ConcurrentFetcher implements AutoCloseable {
     this.tp = tp;
     this.to = to;
     this.nextStart = from;
-    this.maxWindows = 2 * fetchers;
-    this.maxAheadBytes = maxAheadBytes;
-    this.windowBytes = Math.max(64 << 10, maxAheadBytes / maxWindows);
+    this.maxWindows = (int) Math.max(1, Math.min(2L * fetchers, maxAheadBytes / MIN_WINDOW_BYTES));
+    this.windowBytes = Math.max(1, maxAheadBytes / maxWindows);
     this.metrics = metrics;
     for (int i = 0; i < fetchers; i++) {
-      KafkaConsumer<byte[], byte[]> c = newConsumer.apply((int) Math.min(8 << 20, Math.max(64 << 10, windowBytes)));
+      KafkaConsumer<byte[], byte[]> c = newConsumer.apply((int) Math.min(8 << 20, Math.max(MIN_WINDOW_BYTES, windowBytes)));
       c.assign(List.of(tp));
       consumers.add(c);
       Thread t = new Thread(() -> run(c), "partition-reader-" + tp.partition() + "-fetcher-" + i);
@@ -97,32 +102,63 @@ final class ConcurrentFetcher implements AutoCloseable {
     }
   }
 
-  /** The next window to fetch, waiting while too many are ahead; null when the range is done. */
+  /**
+   * The next window to fetch: the rest of a cut window first, else a new one; waiting while every
+   * slot is taken. Null when the range is done or the fetcher closes.
+   */
   private synchronized @Nullable Window claim() throws InterruptedException {
-    while (!closed && (claimed.size() >= maxWindows || heldBytes >= maxAheadBytes)) {
+    while (!closed) {
+      Window rest = firstUnassigned();
+      // The head of the list always proceeds, whatever the slots: it is what the reader waits for.
+      if (rest != null && (active < maxWindows || rest == claimed.get(0))) {
+        rest.assigned = true;
+        active++;
+        return rest;
+      }
+      if (rest == null && nextStart >= to) {
+        return null;
+      }
+      if (rest == null && active < maxWindows) {
+        Window w = new Window(nextStart, Math.min(to, nextStart + windowRecords));
+        nextStart = w.end;
+        w.assigned = true;
+        active++;
+        claimed.add(w);
+        return w;
+      }
       wait(100);
     }
-    if (closed || nextStart >= to) {
-      return null;
+    return null;
+  }
+
+  private @Nullable Window firstUnassigned() {
+    for (Window w : claimed) {
+      if (!w.assigned) {
+        return w;
+      }
     }
-    Window w = new Window(nextStart, Math.min(to, nextStart + windowRecords));
-    nextStart = w.end;
-    claimed.addLast(w);
-    return w;
+    return null;
   }
 
   private void fetch(KafkaConsumer<byte[], byte[]> c, Window w) {
     KafkaException failure = null;
     long bytes = 0;
+    long cutAt = -1;
     try {
       c.seek(tp, w.start);
       int transientErrors = 0;
+      fetching:
       while (!closed) {
         try {
           for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200)).records(tp)) {
             if (r.offset() >= w.start && r.offset() < w.end) {
+              long size = size(r);
+              if (!w.records.isEmpty() && bytes + size > windowBytes) {
+                cutAt = r.offset();
+                break fetching;
+              }
               w.records.add(r);
-              bytes += size(r);
+              bytes += size;
             }
           }
         } catch (WakeupException e) {
@@ -146,6 +182,11 @@ final class ConcurrentFetcher implements AutoCloseable {
       failure = new KafkaException("fetcher failed unexpectedly: " + e, e);
     }
     synchronized (this) {
+      if (cutAt >= 0 && failure == null) {
+        Window rest = new Window(cutAt, w.end);
+        w.end = cutAt;
+        claimed.add(claimed.indexOf(w) + 1, rest);
+      }
       w.failure = failure;
       w.done = true;
       w.bytes = bytes;
@@ -167,12 +208,13 @@ final class ConcurrentFetcher implements AutoCloseable {
   synchronized @Nullable List<ConsumerRecord<byte[], byte[]>> next(long waitMillis) throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMillis);
     while (true) {
-      Window w = claimed.peekFirst();
+      Window w = claimed.isEmpty() ? null : claimed.get(0);
       if (w == null && nextStart >= to) {
         return List.of();
       }
       if (w != null && w.done) {
-        claimed.removeFirst();
+        claimed.remove(0);
+        active--;
         heldBytes -= w.bytes;
         notifyAll();
         if (w.failure != null) {
@@ -188,7 +230,7 @@ final class ConcurrentFetcher implements AutoCloseable {
     }
   }
 
-  /** Record bytes fetched and not yet handed over (bounded by {@code maxAheadBytes} plus one window). */
+  /** Record bytes fetched and not yet handed over (bounded by {@code maxAheadBytes}, see the class comment). */
   synchronized long heldBytes() {
     return heldBytes;
   }
