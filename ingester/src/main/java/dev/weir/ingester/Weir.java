@@ -246,7 +246,7 @@ public final class Weir {
         throw new ConfigException(e.getMessage() + " (or list them with --block-builder.partitions)");
       }
     }
-    BlockBuilderService builder = new BlockBuilderService(config.blockBuilder(), config.ingest().kafka(), partitions,
+    BlockBuilderService builder = new BlockBuilderService(config.blockBuilder(), config.bucket(), config.ingest().kafka(), partitions,
         config.ingester().dataDir(), config.storage().head().chunkRangeMillis(), registry);
     HttpRouter router = new HttpRouter();
     HttpServer http = new HttpServer(config.server(), router, new RequestMetrics(registry));

@@ -4,20 +4,19 @@ import dev.weir.ingester.config.ConfigException;
 import dev.weir.ingester.config.Flag;
 import dev.weir.ingester.config.FlagSet;
 import dev.weir.storage.ingest.batch.BatchConfig;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
  * Settings of the {@code block-builder} target (Mimir's {@code -block-builder.*} flags where the
- * concept is the same) and of the bucket it uploads to.
+ * concept is the same); the bucket it uploads to is {@link dev.weir.ingester.config.BucketConfig}.
  *
  * @param partitions partitions to build, or empty to take the one named by the instance ID
  */
 public record BlockBuilderConfig(List<Integer> partitions, String consumerGroup, Duration consumeInterval,
     Duration consumeIntervalBuffer, Duration lookbackOnNoCommit, long maxRecordsPerCycle, long maxBytesPerCycle,
-    Duration cycleTimeout, String backend, Path filesystemDir) {
+    Duration cycleTimeout) {
 
   /** Flag definitions. */
   public static final class Flags {
@@ -29,8 +28,6 @@ public record BlockBuilderConfig(List<Integer> partitions, String consumerGroup,
     private final Flag<Long> maxRecords;
     private final Flag<Long> maxBytes;
     private final Flag<Duration> timeout;
-    private final Flag<String> backend;
-    private final Flag<String> dir;
 
     public Flags(FlagSet fs) {
       partitions = fs.list("block-builder.partitions", List.of(), "Partitions this block-builder builds, served"
@@ -53,10 +50,6 @@ public record BlockBuilderConfig(List<Integer> partitions, String consumerGroup,
           + " the backlog).");
       timeout = fs.duration("block-builder.cycle-timeout", Duration.ofMinutes(10), "End a cycle's consumption"
           + " (and flush what it has) after this long.");
-      backend = fs.oneOf("blocks-storage.backend", "filesystem", List.of("filesystem"), "Bucket the"
-          + " block-builder uploads blocks to.");
-      dir = fs.string("blocks-storage.filesystem.dir", "blocks", "Directory of the filesystem bucket: blocks go"
-          + " to <dir>/<tenant>/<block ID>/.");
     }
 
     public BlockBuilderConfig build() throws ConfigException {
@@ -82,7 +75,7 @@ public record BlockBuilderConfig(List<Integer> partitions, String consumerGroup,
         throw new ConfigException("block-builder.cycle-timeout must be positive");
       }
       return new BlockBuilderConfig(List.copyOf(parts), group.get(), interval.get(), buffer.get(), lookback.get(),
-          maxRecords.get(), maxBytes.get(), timeout.get(), backend.get(), Path.of(dir.get()));
+          maxRecords.get(), maxBytes.get(), timeout.get());
     }
   }
 }

@@ -2,7 +2,8 @@ package dev.weir.ingester.blockbuilder;
 
 import dev.weir.ingester.lifecycle.Service;
 import dev.weir.storage.blockbuilder.BlockBuilderSink;
-import dev.weir.storage.bucket.FilesystemBucket;
+import dev.weir.ingester.config.BucketConfig;
+import dev.weir.storage.bucket.Bucket;
 import dev.weir.storage.ingest.KafkaConfig;
 import dev.weir.storage.ingest.batch.BatchConfig;
 import dev.weir.storage.ingest.batch.BatchMetrics;
@@ -26,6 +27,7 @@ public final class BlockBuilderService implements Service {
   private static final Logger log = LoggerFactory.getLogger(BlockBuilderService.class);
 
   private final BlockBuilderConfig config;
+  private final BucketConfig bucketConfig;
   private final KafkaConfig kafka;
   private final List<Integer> partitions;
   private final Path dataDir;
@@ -33,9 +35,10 @@ public final class BlockBuilderService implements Service {
   private final MeterRegistry registry;
   private @Nullable BatchingConsumer consumer;
 
-  public BlockBuilderService(BlockBuilderConfig config, KafkaConfig kafka, List<Integer> partitions, Path dataDir,
-      long blockRangeMillis, MeterRegistry registry) {
+  public BlockBuilderService(BlockBuilderConfig config, BucketConfig bucketConfig, KafkaConfig kafka,
+      List<Integer> partitions, Path dataDir, long blockRangeMillis, MeterRegistry registry) {
     this.config = config;
+    this.bucketConfig = bucketConfig;
     this.kafka = kafka;
     this.partitions = List.copyOf(partitions);
     this.dataDir = dataDir;
@@ -50,7 +53,7 @@ public final class BlockBuilderService implements Service {
 
   @Override
   public void start() throws Exception {
-    FilesystemBucket bucket = new FilesystemBucket(config.filesystemDir());
+    Bucket bucket = bucketConfig.open();
     BlockBuilderSink sink = new BlockBuilderSink(bucket, dataDir.resolve("block-builder-staging"), blockRangeMillis,
         kafka.topic(), registry);
     BatchConfig bc = new BatchConfig(kafka.address(), kafka.topic(), kafka.clientId(), config.consumerGroup(),

@@ -31,7 +31,8 @@ public record WeirConfig(
     IngestStorageConfig ingest,
     ApiLimits api,
     RuntimeConfigFile runtimeConfig,
-    BlockBuilderConfig blockBuilder) {
+    BlockBuilderConfig blockBuilder,
+    BucketConfig bucket) {
 
   /**
    * The runtime config file and its reload period.
@@ -60,6 +61,7 @@ public record WeirConfig(
     private final Flag<String> runtimeFile;
     private final Flag<java.time.Duration> runtimePeriod;
     private final BlockBuilderConfig.Flags blockBuilder;
+    private final BucketConfig.Flags bucket;
 
     public Flags(FlagSet fs) {
       this.fs = fs;
@@ -82,6 +84,7 @@ public record WeirConfig(
       runtimePeriod = fs.duration("runtime-config.reload-period", java.time.Duration.ofSeconds(10),
           "How often the runtime config file is checked for changes.");
       blockBuilder = new BlockBuilderConfig.Flags(fs);
+      bucket = new BucketConfig.Flags(fs);
     }
 
     public FlagSet flagSet() {
@@ -111,7 +114,7 @@ public record WeirConfig(
       return new WeirConfig(target.get(), log.build(), s, tenants.build(), ing, limits.build(),
           storage.build(ing.dataDir()), ring.build(), ingest.build(), api.build(),
           new RuntimeConfigFile(runtimeFile.get().isEmpty() ? null : Path.of(runtimeFile.get()), runtimePeriod.get()),
-          blockBuilder.build());
+          blockBuilder.build(), bucket.build());
     }
 
     private static String findConfigFile(String[] args) {

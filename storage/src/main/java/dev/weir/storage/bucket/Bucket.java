@@ -28,6 +28,21 @@ public interface Bucket {
   /** The block's {@code meta.json}. */
   byte[] meta(String tenant, String id) throws IOException;
 
+  /**
+   * The size of one file of a complete block ({@code index}, {@code chunks/000001}, ...).
+   *
+   * @throws java.nio.file.NoSuchFileException when the block or file does not exist
+   */
+  long size(String tenant, String id, String file) throws IOException;
+
+  /**
+   * {@code length} bytes of one file of a complete block from {@code offset} (a range read: an
+   * object store fetches only those bytes); fewer only when the file ends first.
+   *
+   * @throws java.nio.file.NoSuchFileException when the block or file does not exist
+   */
+  byte[] read(String tenant, String id, String file, long offset, int length) throws IOException;
+
   /** Deletes a block, or the leftovers of an incomplete upload of it; no error when absent. */
   void delete(String tenant, String id) throws IOException;
 

@@ -123,6 +123,38 @@ public final class FilesystemBucket implements Bucket {
   }
 
   @Override
+  public long size(String tenant, String id, String file) throws IOException {
+    return Files.size(file(tenant, id, file));
+  }
+
+  @Override
+  public byte[] read(String tenant, String id, String file, long offset, int length) throws IOException {
+    if (offset < 0 || length < 0) {
+      throw new IllegalArgumentException("negative range: offset " + offset + ", length " + length);
+    }
+    try (FileChannel ch = FileChannel.open(file(tenant, id, file), StandardOpenOption.READ)) {
+      int n = (int) Math.max(0, Math.min(length, ch.size() - offset));
+      java.nio.ByteBuffer buf = java.nio.ByteBuffer.allocate(n);
+      while (buf.hasRemaining()) {
+        if (ch.read(buf, offset + buf.position()) < 0) {
+          break;
+        }
+      }
+      return buf.array();
+    }
+  }
+
+  private Path file(String tenant, String id, String file) {
+    checkId(id);
+    Path dir = root.resolve(checkTenant(tenant)).resolve(id);
+    Path f = dir.resolve(file).normalize();
+    if (!f.startsWith(dir) || file.isEmpty()) {
+      throw new IllegalArgumentException("not a file of the block: " + file);
+    }
+    return f;
+  }
+
+  @Override
   public void delete(String tenant, String id) throws IOException {
     checkId(id);
     Path dir = root.resolve(checkTenant(tenant));
