@@ -217,7 +217,8 @@ class HelmChartTest {
     wrong.put("ingester.replicas", 0);
     wrong.put("kafka.address", "no port here");
     wrong.put("kafka.sasl.mechanism", "KERBEROS");
-    wrong.put("etcd.endpoints[0]", "etcd:2379");
+    wrong.put("etcd.endpoints[0]", "etcd"); // no port
+    wrong.put("etcd.endpoints[1]", "ftp://etcd:2379");
     wrong.put("ingester.zones[0].name", "Zone_A");
     wrong.put("blockBuilder.consumeInterval", "an hour");
     wrong.put("ingester.terminationGracePeriodSeconds", 5);
@@ -230,6 +231,21 @@ class HelmChartTest {
     }
     assertThatThrownBy(() -> template(null, Map.of("ingester.replicas", 10)))
         .hasMessageContaining("kafka.autoCreateTopicPartitions (3) must be at least ingester.replicas (10)");
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"etcd:2379", "http://etcd:2379", "https://etcd-0.etcd:2379"})
+  void etcdEndpointsAreAcceptedAsHostPortOrUrl(String endpoint) throws Exception {
+    String yaml = null;
+    for (Map<String, Object> doc : KubernetesObjects.documents(template(null, Map.of("etcd.endpoints[0]", endpoint)))) {
+      if (KubernetesObjects.bind(doc) instanceof ConfigMap cm && cm.getData().containsKey("weir.yaml")) {
+        yaml = cm.getData().get("weir.yaml");
+      }
+    }
+    assertThat(yaml).isNotNull();
+    Path config = Files.writeString(tmp.resolve("weir.yaml"), yaml);
+    WeirConfig parsed = new WeirConfig.Flags(new FlagSet()).load(new String[] {"--config.file=" + config});
+    assertThat(parsed.ring().kv().etcdEndpoints()).containsExactly(endpoint);
   }
 
   @ParameterizedTest
