@@ -51,6 +51,9 @@ public final class Ingester implements Service, PushHandler {
   private final RateLimitedLog clientErrorLog =
       new RateLimitedLog(log, TimeUnit.SECONDS.toNanos(1), System::nanoTime);
 
+  /** Kafka offsets up to this one were applied before the restart (from the WAL), or -1. */
+  private volatile long reReadUpTo = -1;
+
   public Ingester(IngesterConfig config, Tsdb tsdb, Function<String, Limits> limits,
       IngesterMetrics metrics, LongSupplier wallClock) {
     this.config = config;
@@ -72,6 +75,7 @@ public final class Ingester implements Service, PushHandler {
     log.info("msg=\"ingester starting: opening storage\" id={} data_dir={}", config.id(),
         config.dataDir().toAbsolutePath());
     tsdb.open();
+    reReadUpTo = tsdb.replayReport().maxSourceOffset();
     log.info("msg=\"ingester started\" id={} tenants={}", config.id(), tsdb.tenants().size());
   }
 
@@ -129,7 +133,7 @@ public final class Ingester implements Service, PushHandler {
       appendSeries(app, null, labels, ts.getHistogramsCount(), ts.getSamplesCount(),
           i -> ts.getSamples(i).getTimestamp(), i -> ts.getSamples(i).getValue(), maxTime, errors);
     }
-    finish(tenant, app.commit(durable), request.getMetadataList(), errors);
+    finish(tenant, app.commit(durable), request.getMetadataList(), errors, false);
   }
 
   @Override
@@ -196,7 +200,7 @@ public final class Ingester implements Service, PushHandler {
     if (sourceOffset >= 0) {
       app.source(sourceOffset);
     }
-    finish(tenant, app.commit(durable), batch.metadata(), errors);
+    finish(tenant, app.commit(durable), batch.metadata(), errors, sourceOffset >= 0 && sourceOffset <= reReadUpTo);
   }
 
   /** What one push works with: the tenant's limits and head, an appender, its errors, the newest time allowed. */
@@ -243,8 +247,14 @@ public final class Ingester implements Service, PushHandler {
 
   private static final ThreadLocal<WireSeries> CURSOR = ThreadLocal.withInitial(WireSeries::new);
 
+  /**
+   * Counts and reports what a commit refused. {@code reRead}: the batch came from a Kafka record
+   * the WAL had applied before a restart, so the head's refusals (out of order, out of bounds,
+   * duplicate timestamp: its samples are in the head or already in a block) were counted when it
+   * was first read; they count as duplicates now.
+   */
   private void finish(String tenant, CommitResult r, List<dev.weir.proto.prompb.MetricMetadata> meta,
-      PushErrors errors) {
+      PushErrors errors, boolean reRead) {
     if (!meta.isEmpty()) {
       var byFamily = metadata.computeIfAbsent(tenant, t -> new java.util.concurrent.ConcurrentSkipListMap<>());
       for (dev.weir.proto.prompb.MetricMetadata m : meta) {
@@ -253,11 +263,16 @@ public final class Ingester implements Service, PushHandler {
         }
       }
     }
+    int reReadRejections = 0;
     for (Rejection rej : r.rejections()) {
-      errors.add(rej.reason().id(), 1, rej.message());
+      if (reRead) {
+        reReadRejections++;
+      } else {
+        errors.add(rej.reason().id(), 1, rej.message());
+      }
     }
     metrics.ingested(tenant, r.appended());
-    metrics.duplicates(tenant, r.duplicates());
+    metrics.duplicates(tenant, r.duplicates() + reReadRejections);
     errors.throwIfAny();
   }
 

@@ -41,7 +41,7 @@ public final class IngesterMetrics {
   void duplicates(String tenant, int n) {
     if (n > 0) {
       duplicates.computeIfAbsent(tenant, t -> Counter.builder("weir.ingester.duplicate.samples")
-          .description("Samples identical to the newest of their series: accepted, not stored again.")
+          .description("Samples already stored (identical to one of their series, or from a Kafka record applied before a restart): accepted, not stored again.")
           .tag("user", t).register(registry)).increment(n);
     }
   }

@@ -47,6 +47,15 @@ public record ReplayReport(Map<String, WalReader.Result> tenants) {
   }
 
   /**
+   * The highest source (Kafka) offset any WAL had applied before the restart, or -1: a record at or
+   * below it read again is a re-read (with concurrent shards, a few records just below it may have
+   * been in flight at the crash and are new).
+   */
+  public long maxSourceOffset() {
+    return tenants.values().stream().mapToLong(WalReader.Result::maxSourceOffset).max().orElse(-1);
+  }
+
+  /**
    * The lowest source (Kafka) offset that dropped data may have come from, over all tenants; empty
    * when nothing was dropped or the WAL records carry no source offset.
    */

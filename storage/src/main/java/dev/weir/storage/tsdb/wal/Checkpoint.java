@@ -128,6 +128,7 @@ public final class Checkpoint {
     private final long[] ts = new long[SAMPLES_PER_RECORD];
     private final double[] vs = new double[SAMPLES_PER_RECORD];
     private int numSamples;
+    private long maxSource = -1;
 
     Filter(Path file, IntPredicate keep, long minTime) throws IOException {
       this.out = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
@@ -160,6 +161,12 @@ public final class Checkpoint {
       if (++numSamples == SAMPLES_PER_RECORD) {
         flushSamples();
       }
+    }
+
+    /** Kept as one SOURCE record of the highest offset, so a replay still knows what was applied. */
+    @Override
+    public void source(long offset) {
+      maxSource = Math.max(maxSource, offset);
     }
 
     private void flushSeries() {
@@ -195,6 +202,10 @@ public final class Checkpoint {
       try {
         flushSeries();
         flushSamples();
+        if (maxSource >= 0) {
+          WalRecords.source(sink, maxSource);
+          writeSink();
+        }
       } catch (java.io.UncheckedIOException e) {
         throw e.getCause();
       }

@@ -49,10 +49,12 @@ public final class WalReader {
    * @param firstDroppedSourceOffset the lowest source (Kafka) offset that data lost by the repair
    *     may have come from (the last SOURCE record before the damage, or a dropped one), or -1 when
    *     nothing was dropped or the records carry no source offset
+   * @param maxSourceOffset the highest source (Kafka) offset replayed (checkpoint included), or -1:
+   *     records up to it were applied before, so reading them again is a re-read
    */
   public record Result(int segments, long records, long bytes, long truncatedBytes, boolean repairedTail,
       boolean repairedCorruption, long droppedRecords, int droppedSegments, @Nullable Path damagedSegment,
-      long damageOffset, long firstDroppedSourceOffset) {
+      long damageOffset, long firstDroppedSourceOffset, long maxSourceOffset) {
 
     /** Whether the replay changed the WAL on disk. */
     public boolean repaired() {
@@ -65,6 +67,7 @@ public final class WalReader {
     long records = 0;
     long bytes = 0;
     int segmentsRead = 0;
+    long maxSource = -1;
     Checkpoint.Info cp = Checkpoint.latest(walDir);
     if (cp != null) {
       List<Integer> cpSegments = Wal.segments(cp.dir());
@@ -72,6 +75,7 @@ public final class WalReader {
       records += o.records;
       bytes += o.bytes;
       segmentsRead += cpSegments.size();
+      maxSource = o.maxSource;
     }
     List<Integer> segments = Wal.segments(walDir);
     if (cp != null) {
@@ -81,7 +85,7 @@ public final class WalReader {
     metrics.recordsReplayed.increment(records + o.records);
     return new Result(segmentsRead + segments.size(), records + o.records, bytes + o.bytes, o.truncated,
         o.repairedTail, o.repairedCorruption, o.droppedRecords, o.droppedSegments, o.damagedSegment,
-        o.damageOffset, o.firstDroppedSource);
+        o.damageOffset, o.firstDroppedSource, Math.max(maxSource, o.maxSource));
   }
 
   /**
@@ -112,6 +116,8 @@ public final class WalReader {
     long firstDroppedSource = -1;
     /** The source offset of the last SOURCE record replayed, or -1. */
     long lastSource = -1;
+    /** The highest source offset replayed, or -1 (with concurrent shards they come out of order). */
+    long maxSource = -1;
   }
 
   /** Valid records found after damage: how many, and the lowest source offset among them. */
@@ -155,6 +161,7 @@ public final class WalReader {
       @Override
       public void source(long offset) {
         out.lastSource = offset;
+        out.maxSource = Math.max(out.maxSource, offset);
         visitor.source(offset);
       }
     };

@@ -70,4 +70,25 @@ class CheckpointTest {
     List<String> events = new ArrayList<>(replay());
     assertThat(events).containsExactly("s 1 s1{}", "x 1 100 100.0", "x 1 200 200.0");
   }
+
+  @Test
+  void theHighestSourceOffsetSurvivesACheckpoint() throws Exception {
+    try (Wal wal = Wal.open(dir, 1 << 20, Wal.DEFAULT_OPENER, metrics, "t")) {
+      for (long source : new long[] {5, 9, 7}) { // concurrent shards log sources out of order
+        ByteSink b = new ByteSink(16);
+        WalRecords.source(b, source);
+        wal.append(b);
+        append(wal, 1, source * 100);
+      }
+      int closed = wal.roll();
+      ByteSink b = new ByteSink(16);
+      WalRecords.source(b, 3);
+      wal.append(b);
+      append(wal, 1, 1_000);
+      Checkpoint.create(dir, closed, ref -> true, 0, metrics, "t");
+    }
+    assertThat(Wal.segments(dir)).as("the segments with offsets 5, 9, 7 are gone").containsExactly(1);
+    WalReader.Result r = WalReader.replay(dir, new WalTest.Recorder(), false, metrics, "t");
+    assertThat(r.maxSourceOffset()).isEqualTo(9);
+  }
 }
