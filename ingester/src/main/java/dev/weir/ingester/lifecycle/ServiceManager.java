@@ -11,8 +11,9 @@ import org.slf4j.LoggerFactory;
  * Starts services in order, stops them in reverse, and answers whether all of them are running
  * and ready (the {@code /ready} endpoint).
  *
- * <p>Thread-safe: {@link #startAll()} and {@link #stopAll()} are synchronized; readiness may be
- * asked from any thread.
+ * <p>Thread-safe: {@link #startAll()} and {@link #stopAll()} run one at a time (a lifecycle lock);
+ * states and readiness may be asked from any thread at any moment, also while a service's start
+ * blocks (a reader waiting for Kafka): {@code /ready} then answers 503 "is STARTING" at once.
  */
 public final class ServiceManager {
   private static final Logger log = LoggerFactory.getLogger(ServiceManager.class);
@@ -30,6 +31,8 @@ public final class ServiceManager {
   private final List<Service> services;
   private final State[] states;
   private final CountDownLatch terminated = new CountDownLatch(1);
+  /** Held while starting or stopping services; the states have their own (short) lock, {@code this}. */
+  private final Object lifecycle = new Object();
   private volatile boolean stopping;
 
   public ServiceManager(List<Service> services) {
@@ -39,7 +42,13 @@ public final class ServiceManager {
   }
 
   /** Starts every service in order; on a failure stops those already started and rethrows. */
-  public synchronized void startAll() throws Exception {
+  public void startAll() throws Exception {
+    synchronized (lifecycle) {
+      startInOrder();
+    }
+  }
+
+  private void startInOrder() throws Exception {
     for (int i = 0; i < services.size(); i++) {
       Service s = services.get(i);
       setState(i, State.STARTING);
@@ -59,22 +68,25 @@ public final class ServiceManager {
   }
 
   /** Stops every started service in reverse order; later calls do nothing. */
-  public synchronized void stopAll() {
-    if (stopping) {
-      return;
+  public void stopAll() {
+    synchronized (lifecycle) {
+      if (stopping) {
+        return;
+      }
+      stopping = true;
+      stopRange(services.size());
+      terminated.countDown();
     }
-    stopping = true;
-    stopRange(services.size());
-    terminated.countDown();
   }
 
   private void stopRange(int endExclusive) {
     for (int i = endExclusive - 1; i >= 0; i--) {
-      if (states[i] == State.NEW || states[i] == State.TERMINATED) {
+      State was = state(i);
+      if (was == State.NEW || was == State.TERMINATED) {
         continue;
       }
       Service s = services.get(i);
-      boolean failed = states[i] == State.FAILED;
+      boolean failed = was == State.FAILED;
       setState(i, State.STOPPING);
       log.info("msg=\"stopping service\" service={}", s.name());
       try {
@@ -89,6 +101,10 @@ public final class ServiceManager {
 
   private synchronized void setState(int i, State s) {
     states[i] = s;
+  }
+
+  private synchronized State state(int i) {
+    return states[i];
   }
 
   public synchronized State state(String name) {

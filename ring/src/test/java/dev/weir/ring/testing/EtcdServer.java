@@ -53,9 +53,19 @@ public final class EtcdServer implements AutoCloseable {
       throw new IllegalStateException(BINARY + " is missing: install Debian's etcd-server (bin/test does)");
     }
     Files.createDirectories(dir);
-    EtcdServer s = new EtcdServer(dir.resolve("etcd-data"), free(), free());
-    s.launch();
-    return s;
+    // A port picked free can be taken before etcd binds it (other tests start servers too): etcd
+    // then exits at once, and a second try on other ports is the remedy.
+    for (int attempt = 1; ; attempt++) {
+      EtcdServer s = new EtcdServer(dir.resolve("etcd-data-" + attempt), free(), free());
+      try {
+        s.launch();
+        return s;
+      } catch (IllegalStateException e) {
+        if (attempt == 3 || s.process.isAlive()) {
+          throw e;
+        }
+      }
+    }
   }
 
   private static int free() throws IOException {
@@ -82,7 +92,8 @@ public final class EtcdServer implements AutoCloseable {
     Instant deadline = Instant.now().plus(timeout);
     while (Instant.now().isBefore(deadline)) {
       if (!process.isAlive()) {
-        throw new IllegalStateException("etcd exited: " + Files.readString(log));
+        throw new IllegalStateException("etcd exited with status " + process.exitValue() + ": "
+            + Files.readString(log));
       }
       try {
         HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(endpoint() + "/health"))
