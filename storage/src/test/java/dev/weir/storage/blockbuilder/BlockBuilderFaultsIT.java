@@ -137,6 +137,39 @@ class BlockBuilderFaultsIT {
     return samples.values().stream().flatMap(m -> m.values().stream()).mapToLong(List::size).sum();
   }
 
+  /** Something a test does before a batch flushes; it may block or throw. */
+  interface FlushHook {
+    void run() throws InterruptedException;
+  }
+
+  /** {@code real}, with {@code hook} run before each batch's flush. */
+  private static BatchSink beforeFlush(BlockBuilderSink real, FlushHook hook) {
+    return (partition, start, firstTs) -> {
+      BatchSink.Batch b = real.begin(partition, start, firstTs);
+      return new BatchSink.Batch() {
+        @Override
+        public void add(String tenant, WriteRequest request, long offset, long recordTimestamp) {
+          b.add(tenant, request, offset, recordTimestamp);
+        }
+
+        @Override
+        public void flush(long endOffset) throws SinkException {
+          try {
+            hook.run();
+          } catch (InterruptedException e) {
+            throw new IllegalStateException(e);
+          }
+          b.flush(endOffset);
+        }
+
+        @Override
+        public void close() {
+          b.close();
+        }
+      };
+    };
+  }
+
   @Test
   void startingWhileTheBrokerIsDownIsNotReadyThenBuildsEverySampleOnce() throws Exception {
     KafkaBroker broker = privateBroker;
@@ -173,32 +206,11 @@ class BlockBuilderFaultsIT {
     AtomicBoolean stoppedOnce = new AtomicBoolean();
     // The first flush stops the broker before it writes: the commit, and the next cycles' offset
     // and fetch requests, meet a broker that is gone.
-    BatchSink stopping = (partition, start, firstTs) -> {
-      BatchSink.Batch b = real.begin(partition, start, firstTs);
-      return new BatchSink.Batch() {
-        @Override
-        public void add(String tenant, WriteRequest request, long offset, long recordTimestamp) {
-          b.add(tenant, request, offset, recordTimestamp);
-        }
-
-        @Override
-        public void flush(long endOffset) throws SinkException {
-          if (stoppedOnce.compareAndSet(false, true)) {
-            try {
-              broker.stop();
-            } catch (InterruptedException e) {
-              throw new IllegalStateException(e);
-            }
-          }
-          b.flush(endOffset);
-        }
-
-        @Override
-        public void close() {
-          b.close();
-        }
-      };
-    };
+    BatchSink stopping = beforeFlush(real, () -> {
+      if (stoppedOnce.compareAndSet(false, true)) {
+        broker.stop();
+      }
+    });
     BatchingConsumer c = start(config(broker), stopping);
     try {
       await().atMost(60, TimeUnit.SECONDS).until(() -> c.notReadyReason() != null);
@@ -288,31 +300,10 @@ class BlockBuilderFaultsIT {
     BlockBuilderSink real = sink();
     CountDownLatch flushing = new CountDownLatch(1);
     CountDownLatch release = new CountDownLatch(1);
-    BatchSink slow = (partition, start, firstTs) -> {
-      BatchSink.Batch b = real.begin(partition, start, firstTs);
-      return new BatchSink.Batch() {
-        @Override
-        public void add(String tenant, WriteRequest request, long offset, long recordTimestamp) {
-          b.add(tenant, request, offset, recordTimestamp);
-        }
-
-        @Override
-        public void flush(long endOffset) throws SinkException {
-          flushing.countDown();
-          try {
-            release.await();
-          } catch (InterruptedException e) {
-            throw new IllegalStateException(e);
-          }
-          b.flush(endOffset);
-        }
-
-        @Override
-        public void close() {
-          b.close();
-        }
-      };
-    };
+    BatchSink slow = beforeFlush(real, () -> {
+      flushing.countDown();
+      release.await();
+    });
     BatchingConsumer c = start(config(broker), slow);
     assertThat(flushing.await(60, TimeUnit.SECONDS)).isTrue();
     Thread closer = new Thread(() -> {

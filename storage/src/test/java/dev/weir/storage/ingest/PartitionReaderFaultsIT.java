@@ -3,92 +3,24 @@ package dev.weir.storage.ingest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.weir.proto.prompb.Label;
-import dev.weir.proto.prompb.Sample;
-import dev.weir.proto.prompb.TimeSeries;
-import dev.weir.proto.prompb.WriteRequest;
 import dev.weir.storage.testing.KafkaBroker;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.RecordsToDelete;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The reader under real faults: a pipeline that dies (an exception, an {@link Error}), a broker
  * down at start-up and during catch-up, retention deleting unread records, a topic deleted and
  * re-created under the reader. Every test counts what was produced against what was appended.
  */
-class PartitionReaderFaultsIT {
-  @TempDir Path dir;
-  private final List<PartitionReader> readers = new ArrayList<>();
-  private final List<AutoCloseable> closeables = new ArrayList<>();
-  private KafkaBroker broker;
-  private final String topic = "t-" + UUID.randomUUID();
-  private final String group = "g-" + UUID.randomUUID();
-
-  private KafkaBroker broker() throws Exception {
-    if (broker == null) {
-      broker = KafkaBroker.shared();
-    }
-    return broker;
-  }
-
-  private KafkaConfig config(int concurrency) throws Exception {
-    return KafkaConfig.defaults(broker().bootstrap(), topic, group).withConcurrency(concurrency, 50)
-        .withMaxLagAtStartup(Duration.ofSeconds(5));
-  }
-
-  @AfterEach
-  void tearDown() throws Exception {
-    readers.forEach(r -> r.stop(Duration.ofSeconds(10)));
-    for (AutoCloseable c : closeables) {
-      c.close();
-    }
-  }
-
-  private PartitionReader reader(KafkaConfig cfg, RecordingPusher pusher, ReaderMetrics metrics) {
-    PartitionReader r = new PartitionReader(cfg, 0, dir, pusher, () -> { }, metrics, System::currentTimeMillis);
-    readers.add(r);
-    r.start();
-    return r;
-  }
-
-  /** Records [from, to): each has {@code series} series with one sample at t = base + k. */
-  private void produce(KafkaConfig cfg, int from, int to, int series, long base) {
-    try (Writer w = new Writer(cfg, WriterMetrics.noop())) {
-      for (int k = from; k < to; k++) {
-        WriteRequest.Builder b = WriteRequest.newBuilder();
-        for (int s = 0; s < series; s++) {
-          b.addTimeseries(TimeSeries.newBuilder()
-              .addLabels(Label.newBuilder().setName("__name__").setValue("m"))
-              .addLabels(Label.newBuilder().setName("s").setValue(String.valueOf(s)))
-              .addSamples(Sample.newBuilder().setTimestamp(base + k).setValue(k)));
-        }
-        w.write("tenant", Map.of(0, b.build()));
-      }
-    }
-  }
-
-  private long committed() throws Exception {
-    try (Admin a = broker().admin()) {
-      OffsetAndMetadata o = a.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get(10, TimeUnit.SECONDS)
-          .get(new TopicPartition(topic, 0));
-      return o == null ? -1 : o.offset();
-    }
-  }
-
+class PartitionReaderFaultsIT extends ReaderITBase {
   /** Every series holds exactly the timestamps {@code [base + from, base + to)}, each once. */
   private static void assertExactly(RecordingPusher p, int series, long base, int from, int to) {
     assertThat(p.samples).hasSize(series);

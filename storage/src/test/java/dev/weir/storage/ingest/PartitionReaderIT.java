@@ -9,7 +9,6 @@ import dev.weir.proto.prompb.TimeSeries;
 import dev.weir.proto.prompb.WriteRequest;
 import dev.weir.storage.testing.KafkaBroker;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -22,7 +21,6 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -30,78 +28,10 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /** The partition reader against a real Kafka broker. */
-class PartitionReaderIT {
-  @TempDir Path dir;
-  private final List<PartitionReader> readers = new ArrayList<>();
-  private final List<AutoCloseable> closeables = new ArrayList<>();
-  private KafkaBroker broker;
-  private io.micrometer.core.instrument.MeterRegistry registry;
-  private String topic;
-  private String group;
-
-  private KafkaBroker broker() throws Exception {
-    if (broker == null) {
-      broker = KafkaBroker.shared();
-    }
-    return broker;
-  }
-
-  private KafkaConfig config(int concurrency) throws Exception {
-    topic = topic == null ? "t-" + UUID.randomUUID() : topic;
-    group = group == null ? "g-" + UUID.randomUUID() : group;
-    return KafkaConfig.defaults(broker().bootstrap(), topic, group).withConcurrency(concurrency, 50)
-        .withMaxLagAtStartup(Duration.ofSeconds(5));
-  }
-
-  @AfterEach
-  void tearDown() throws Exception {
-    readers.forEach(r -> r.stop(Duration.ofSeconds(10)));
-    for (AutoCloseable c : closeables) {
-      c.close();
-    }
-  }
-
-  private PartitionReader reader(KafkaConfig cfg, RecordingPusher pusher, ReaderMetrics metrics) {
-    PartitionReader r = new PartitionReader(cfg, 0, dir, pusher, () -> { }, metrics, System::currentTimeMillis);
-    readers.add(r);
-    r.start();
-    return r;
-  }
-
-  private void stop(PartitionReader r) {
-    r.stop(Duration.ofSeconds(10));
-    readers.remove(r);
-  }
-
-  /** Produces records [from, to): each has {@code series} series with one sample at t = offset. */
-  private void produce(KafkaConfig cfg, int from, int to, int series) {
-    try (Writer w = new Writer(cfg, WriterMetrics.noop())) {
-      for (int k = from; k < to; k++) {
-        WriteRequest.Builder b = WriteRequest.newBuilder();
-        for (int s = 0; s < series; s++) {
-          b.addTimeseries(TimeSeries.newBuilder()
-              .addLabels(Label.newBuilder().setName("__name__").setValue("m"))
-              .addLabels(Label.newBuilder().setName("s").setValue(String.valueOf(s)))
-              .addSamples(Sample.newBuilder().setTimestamp(k).setValue(k)));
-        }
-        w.write("tenant", Map.of(0, b.build()));
-      }
-    }
-  }
-
-  private long committed(String g) throws Exception {
-    try (Admin a = broker().admin()) {
-      OffsetAndMetadata o = a.listConsumerGroupOffsets(g).partitionsToOffsetAndMetadata().get(10, TimeUnit.SECONDS)
-          .get(new TopicPartition(topic, 0));
-      return o == null ? -1 : o.offset();
-    }
-  }
-
+class PartitionReaderIT extends ReaderITBase {
   @Test
   void consumesInOrderPerSeriesCommitsAndResumesFromTheCommittedOffset() throws Exception {
     KafkaConfig cfg = config(4);
@@ -290,7 +220,7 @@ class PartitionReaderIT {
     }
     produce(cfg, 11, 20, 3);
     RecordingPusher p = new RecordingPusher();
-    registry = new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+    io.micrometer.core.instrument.MeterRegistry registry = new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
     ReaderMetrics m = new ReaderMetrics(registry, 0);
     reader(cfg, p, m);
     await().atMost(60, TimeUnit.SECONDS).until(() -> p.total.get() == 19 * 3);
