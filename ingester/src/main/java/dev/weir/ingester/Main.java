@@ -3,8 +3,11 @@ package dev.weir.ingester;
 import dev.weir.ingester.config.ConfigException;
 import dev.weir.ingester.config.FlagSet;
 import dev.weir.ingester.config.WeirConfig;
+import dev.weir.ingester.logging.LogConfig;
 import dev.weir.ingester.logging.Logging;
+import dev.weir.ingester.tool.ToolMain;
 import java.io.PrintStream;
+import java.util.Arrays;
 import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -12,7 +15,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The {@code weir} command. Exit codes: 0 after a clean shutdown (SIGTERM/SIGINT) or for
  * {@code --help}/{@code --version}; 1 for a bad flag, value or config file (one line on stderr
- * naming it) or a failed start.
+ * naming it) or a failed start. {@code weir tool ...} runs an operator subcommand instead
+ * ({@link ToolMain}, with its own flags and exit codes).
  */
 public final class Main {
   private static final Set<String> HELP = Set.of("-h", "-help", "--help", "-help-long", "--help-long");
@@ -34,6 +38,10 @@ public final class Main {
    *     then already exiting through the shutdown hook, which must not be waited for)
    */
   static int run(String[] args, PrintStream out, PrintStream err) {
+    if (args.length > 0 && args[0].equals("tool")) {
+      Logging.configure(new LogConfig("warn", "logfmt")); // stdout carries the results
+      return ToolMain.run(Arrays.copyOfRange(args, 1, args.length), out, err);
+    }
     FlagSet fs = new FlagSet();
     WeirConfig.Flags flags = new WeirConfig.Flags(fs);
     for (String a : args) {
