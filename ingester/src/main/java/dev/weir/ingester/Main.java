@@ -3,7 +3,6 @@ package dev.weir.ingester;
 import dev.weir.ingester.config.ConfigException;
 import dev.weir.ingester.config.FlagSet;
 import dev.weir.ingester.config.WeirConfig;
-import dev.weir.ingester.logging.LogConfig;
 import dev.weir.ingester.logging.Logging;
 import dev.weir.ingester.tool.ToolMain;
 import java.io.PrintStream;
@@ -39,8 +38,7 @@ public final class Main {
    */
   static int run(String[] args, PrintStream out, PrintStream err) {
     if (args.length > 0 && args[0].equals("tool")) {
-      Logging.configure(new LogConfig("warn", "logfmt")); // stdout carries the results
-      return ToolMain.run(Arrays.copyOfRange(args, 1, args.length), out, err);
+      return ToolMain.runFromCommandLine(Arrays.copyOfRange(args, 1, args.length), out, err);
     }
     FlagSet fs = new FlagSet();
     WeirConfig.Flags flags = new WeirConfig.Flags(fs);

@@ -61,7 +61,7 @@ final class OffsetsCommand extends ToolCommand {
           out.println(line(p, b).raw('}'));
           continue;
         }
-        Long newest = reader.timestampAt(t, p, b.end() - 1, b.end());
+        Long newest = reader.timestampAt(t, p, b.end() - 1, b);
         for (Map.Entry<String, Map<Integer, Long>> g : committed.entrySet()) {
           out.println(groupLine(reader, p, b, newest, g.getKey(), g.getValue().get(p)));
         }
@@ -87,8 +87,7 @@ final class OffsetsCommand extends ToolCommand {
     if (lag == 0) {
       return w.raw("0}").toString();
     }
-    long last = Math.max(committed - 1, b.start());
-    Long lastTs = reader.timestampAt(topic.get(), p, last, b.end());
+    Long lastTs = reader.timestampAt(topic.get(), p, committed - 1, b);
     if (newest == null || lastTs == null) {
       return w.raw("null}").toString();
     }

@@ -64,11 +64,19 @@ final class RecordReader implements AutoCloseable {
     return count;
   }
 
-  /** The timestamp of the first record at or after {@code offset} and before {@code end}, or null. */
-  @Nullable Long timestampAt(String topic, int partition, long offset, long end) throws Exception {
+  /**
+   * The timestamp of the first record at or after {@code offset} (or the log start, when that is
+   * later) and before the log end, or null when there is none.
+   */
+  @Nullable Long timestampAt(String topic, int partition, long offset, TopicLog.Bounds log) throws Exception {
+    long end = log.end();
+    long from = Math.max(offset, log.start());
+    if (from >= end) {
+      return null;
+    }
     TopicPartition tp = new TopicPartition(topic, partition);
     consumer.assign(List.of(tp));
-    consumer.seek(tp, offset);
+    consumer.seek(tp, from);
     long started = System.nanoTime();
     while (consumer.position(tp) < end) {
       List<ConsumerRecord<byte[], byte[]>> recs = consumer.poll(POLL).records(tp);

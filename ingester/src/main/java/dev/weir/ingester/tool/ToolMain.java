@@ -1,6 +1,10 @@
 package dev.weir.ingester.tool;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.LoggerContext;
 import dev.weir.ingester.config.ConfigException;
+import dev.weir.ingester.logging.LogConfig;
+import dev.weir.ingester.logging.Logging;
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -10,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Supplier;
+import org.slf4j.LoggerFactory;
 
 /**
  * {@code weir tool <subcommand> [flags]}: dispatches to a subcommand and turns its outcome into
@@ -34,6 +39,18 @@ public final class ToolMain {
   }
 
   private ToolMain() {}
+
+  /**
+   * Runs a subcommand from the command line: logs only errors (on stderr, as always), so stdout
+   * holds the results and stderr the one line about a problem.
+   */
+  public static int runFromCommandLine(String[] args, PrintStream out, PrintStream err) {
+    Logging.configure(new LogConfig("error", "logfmt"));
+    if (LoggerFactory.getILoggerFactory() instanceof LoggerContext ctx) {
+      ctx.getLogger("org.apache.kafka").setLevel(Level.ERROR); // connection retries are not news here
+    }
+    return run(args, out, err);
+  }
 
   /**
    * Runs a subcommand.

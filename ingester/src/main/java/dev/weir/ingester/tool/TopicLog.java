@@ -35,9 +35,11 @@ final class TopicLog implements AutoCloseable {
 
   private final Admin admin;
   private final long timeoutMs;
+  private final String address;
 
   TopicLog(KafkaToolFlags kafka) {
     this.admin = kafka.admin();
+    this.address = kafka.address();
     this.timeoutMs = kafka.timeout().toMillis();
   }
 
@@ -49,7 +51,7 @@ final class TopicLog implements AutoCloseable {
       if (e.getCause() instanceof UnknownTopicOrPartitionException) {
         throw ToolException.failure("topic " + topic + " does not exist");
       }
-      throw ToolException.failure("cannot describe topic " + topic + ": " + e.getCause());
+      throw ToolException.failure("cannot describe topic " + topic + " at " + address + ": " + e.getCause());
     }
   }
 
@@ -127,7 +129,7 @@ final class TopicLog implements AutoCloseable {
     try {
       return f.get(timeoutMs, TimeUnit.MILLISECONDS);
     } catch (TimeoutException e) {
-      throw ToolException.failure("Kafka did not answer within " + timeoutMs + " ms");
+      throw ToolException.failure("Kafka at " + address + " did not answer within " + timeoutMs + " ms");
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw ToolException.failure("interrupted");
