@@ -4,7 +4,9 @@ import dev.weir.ingester.config.ConfigException;
 import dev.weir.ingester.config.FlagSet;
 import dev.weir.ingester.config.WeirConfig;
 import dev.weir.ingester.logging.Logging;
+import dev.weir.ingester.tool.ToolMain;
 import java.io.PrintStream;
+import java.util.Arrays;
 import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -12,7 +14,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The {@code weir} command. Exit codes: 0 after a clean shutdown (SIGTERM/SIGINT) or for
  * {@code --help}/{@code --version}; 1 for a bad flag, value or config file (one line on stderr
- * naming it) or a failed start.
+ * naming it) or a failed start. {@code weir tool ...} runs an operator subcommand instead
+ * ({@link ToolMain}, with its own flags and exit codes).
  */
 public final class Main {
   private static final Set<String> HELP = Set.of("-h", "-help", "--help", "-help-long", "--help-long");
@@ -34,6 +37,9 @@ public final class Main {
    *     then already exiting through the shutdown hook, which must not be waited for)
    */
   static int run(String[] args, PrintStream out, PrintStream err) {
+    if (args.length > 0 && args[0].equals("tool")) {
+      return ToolMain.runFromCommandLine(Arrays.copyOfRange(args, 1, args.length), out, err);
+    }
     FlagSet fs = new FlagSet();
     WeirConfig.Flags flags = new WeirConfig.Flags(fs);
     for (String a : args) {

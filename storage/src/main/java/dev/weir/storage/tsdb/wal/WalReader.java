@@ -24,7 +24,8 @@ import org.slf4j.LoggerFactory;
  * follows is lost, logged at ERROR, counted in metrics and described in the {@link Result} (records,
  * bytes and segments dropped, and the lowest source offset the dropped data may have come from,
  * so a Kafka consumer can re-read it). Without {@code repair}, replay fails with a
- * {@link WalCorruptionException} and nothing is changed.
+ * {@link WalCorruptionException} and nothing is changed. {@link #inspect} reads the same way but
+ * never changes a file: it reports the first damage and stops there.
  *
  * <p>Stateless; one replay per call.
  */
@@ -89,6 +90,63 @@ public final class WalReader {
   }
 
   /**
+   * What {@link #inspect} found.
+   *
+   * @param segments segments read (checkpoint and WAL, up to the damaged one)
+   * @param records intact records read before the first damage
+   * @param bytes bytes of those records
+   * @param damagedSegment the segment (of the checkpoint or the WAL) holding the first damage, or null
+   * @param damageOffset byte offset of the damage in that segment, or -1
+   * @param damage what is wrong there (e.g. "checksum mismatch"), or null
+   * @param validRecordsAfterDamage intact records after the damage (in its segment and the later
+   *     ones of the same directory); 0 means a torn tail, which a replay truncates
+   * @param maxSourceOffset the highest source (Kafka) offset read, or -1
+   */
+  public record Inspection(int segments, long records, long bytes, @Nullable Path damagedSegment, long damageOffset,
+      @Nullable String damage, long validRecordsAfterDamage, long maxSourceOffset) {}
+
+  /**
+   * Reads a WAL directory like {@link #replay} (the latest checkpoint, then the segments after
+   * it) without changing anything on disk and without metrics: the first damage, in the
+   * checkpoint or a segment, is reported and ends the reading.
+   */
+  public static Inspection inspect(Path walDir, WalRecords.Visitor visitor, String tenant)
+      throws IOException {
+    WalMetrics unused = new WalMetrics(new io.micrometer.core.instrument.simple.SimpleMeterRegistry());
+    Checkpoint.Info cp = Checkpoint.latest(walDir);
+    Outcome o = new Outcome();
+    int segmentsRead = 0;
+    if (cp != null) {
+      List<Integer> cpSegments = Wal.segments(cp.dir());
+      o = inspectSegments(cp.dir(), cpSegments, visitor, unused, tenant);
+      segmentsRead += cpSegments.size();
+    }
+    if (o.damagedSegment == null) {
+      List<Integer> segments = Wal.segments(walDir);
+      if (cp != null) {
+        segments.removeIf(s -> s <= cp.index());
+      }
+      Outcome w = inspectSegments(walDir, segments, visitor, unused, tenant);
+      w.records += o.records;
+      w.bytes += o.bytes;
+      w.maxSource = Math.max(w.maxSource, o.maxSource);
+      segmentsRead += segments.size();
+      o = w;
+    }
+    return new Inspection(segmentsRead, o.records, o.bytes, o.damagedSegment, o.damageOffset, o.damageWhat,
+        o.droppedRecords, o.maxSource);
+  }
+
+  private static Outcome inspectSegments(Path dir, List<Integer> segments, WalRecords.Visitor visitor,
+      WalMetrics unused, String tenant) throws IOException {
+    try {
+      return replaySegments(dir, segments, visitor, false, unused, tenant, Mode.INSPECT);
+    } catch (WalCorruptionException e) {
+      throw new AssertionError("inspection reports damage instead of throwing", e);
+    }
+  }
+
+  /**
    * Reads the given closed segments in order, for building a checkpoint: any damage is an error,
    * since a closed segment was fsynced whole and later segments exist.
    */
@@ -100,7 +158,9 @@ public final class WalReader {
   private enum Mode {
     WAL,
     CHECKPOINT,
-    STRICT
+    STRICT,
+    /** Report the damage, change nothing. */
+    INSPECT
   }
 
   private static final class Outcome {
@@ -113,6 +173,7 @@ public final class WalReader {
     int droppedSegments;
     @Nullable Path damagedSegment;
     long damageOffset = -1;
+    @Nullable String damageWhat;
     long firstDroppedSource = -1;
     /** The source offset of the last SOURCE record replayed, or -1. */
     long lastSource = -1;
@@ -209,6 +270,9 @@ public final class WalReader {
           break;
         }
       }
+      if (mode == Mode.INSPECT) {
+        continue;
+      }
       double secs = (System.nanoTime() - started) / 1e9;
       log.info("msg=\"WAL replay progress\" user={} {}={}/{} records={} mb_per_s={}", tenant,
           mode == Mode.WAL ? "segments" : "checkpoint_segments", i + 1, segments.size(), out.records,
@@ -243,6 +307,13 @@ public final class WalReader {
    */
   private static void onDamage(Damage d, boolean repair, WalMetrics metrics, String tenant, Mode mode, Outcome out)
       throws IOException, WalCorruptionException {
+    if (mode == Mode.INSPECT) {
+      out.damagedSegment = d.segment;
+      out.damageOffset = d.offset;
+      out.damageWhat = d.what;
+      out.droppedRecords = scanAfter(d).records;
+      return;
+    }
     if (mode == Mode.STRICT) {
       throw new WalCorruptionException(d.segment, d.offset, "closed WAL segment of tenant " + tenant
           + " is damaged at " + d.segment + " offset " + d.offset + ": " + d.what);
