@@ -35,6 +35,7 @@ public final class BucketStore {
   private final BucketStoreMetrics metrics;
   private final BlockSet blocks;
   private final LongSupplier clock;
+  private volatile Runnable onBlockGone = () -> {};
 
   /**
    * @param bucket read only: the store never writes or deletes blocks
@@ -47,6 +48,11 @@ public final class BucketStore {
     this.clock = clock;
     this.blocks = new BlockSet(new BlockLoader(this.bucket, new IndexHeaderCache(config.syncDir()), metrics),
         new IndexHeaderCache(config.syncDir()), metrics);
+  }
+
+  /** Called when a query finds a block's files gone, so the next sync need not wait its interval. */
+  public void onBlockGone(Runnable listener) {
+    this.onBlockGone = listener;
   }
 
   public BucketStoreConfig config() {
@@ -141,12 +147,13 @@ public final class BucketStore {
     T read() throws IOException;
   }
 
-  private static <T> T call(BucketBlock block, BlockRead<T> read) {
+  private <T> T call(BucketBlock block, BlockRead<T> read) {
     try {
       return read.read();
     } catch (NoSuchFileException e) {
+      onBlockGone.run();
       throw new ServerErrorException(block + " left the bucket while the query read it (" + e.getMessage()
-          + "); retry: the next sync drops it", e);
+          + "); retry: a sync to drop it is due", e);
     } catch (IOException e) {
       throw new ServerErrorException("reading " + block + ": " + e.getMessage(), e);
     }

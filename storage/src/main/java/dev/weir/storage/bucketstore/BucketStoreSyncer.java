@@ -1,7 +1,7 @@
 package dev.weir.storage.bucketstore;
 
 import java.time.Duration;
-import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -22,7 +22,9 @@ public final class BucketStoreSyncer implements AutoCloseable {
 
   private final BucketStore store;
   private final Thread thread;
-  private final CountDownLatch stop = new CountDownLatch(1);
+  /** Released to end a wait early: by {@link #wakeup()} and by {@link #close()}. */
+  private final Semaphore wake = new Semaphore(0);
+  private volatile boolean stopped;
   private volatile boolean synced;
   private volatile @Nullable String lastError;
 
@@ -30,6 +32,12 @@ public final class BucketStoreSyncer implements AutoCloseable {
     this.store = store;
     this.thread = new Thread(this::run, "bucket-store-sync");
     thread.setDaemon(true);
+    store.onBlockGone(this::wakeup);
+  }
+
+  /** Runs the next sync now (a query found a block's files gone). */
+  public void wakeup() {
+    wake.release();
   }
 
   public void start() {
@@ -39,9 +47,11 @@ public final class BucketStoreSyncer implements AutoCloseable {
   private void run() {
     long interval = store.config().syncInterval().toMillis();
     try {
-      do {
+      while (!stopped) {
         runOnce();
-      } while (!stop.await(synced ? interval : Math.min(interval, INITIAL_RETRY.toMillis()), TimeUnit.MILLISECONDS));
+        wake.tryAcquire(synced ? interval : Math.min(interval, INITIAL_RETRY.toMillis()), TimeUnit.MILLISECONDS);
+        wake.drainPermits();
+      }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
@@ -74,7 +84,8 @@ public final class BucketStoreSyncer implements AutoCloseable {
 
   @Override
   public void close() throws InterruptedException {
-    stop.countDown();
+    stopped = true;
+    wake.release();
     thread.join(Duration.ofSeconds(30).toMillis());
     if (thread.isAlive()) {
       log.warn("msg=\"bucket sync still running after 30s; leaving it\"");

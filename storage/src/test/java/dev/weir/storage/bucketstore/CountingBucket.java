@@ -22,6 +22,8 @@ final class CountingBucket implements Bucket {
   final List<String> sizeCalls = new CopyOnWriteArrayList<>();
   final Set<String> hidden = new HashSet<>();
   volatile Consumer<Read> beforeRead = r -> {};
+  /** When set, listings fail with it. */
+  volatile @org.jspecify.annotations.Nullable IOException listFailure;
 
   CountingBucket(Bucket delegate) {
     this.delegate = delegate;
@@ -51,6 +53,10 @@ final class CountingBucket implements Bucket {
 
   @Override
   public List<BlockRef> list() throws IOException {
+    IOException failure = listFailure;
+    if (failure != null) {
+      throw failure;
+    }
     List<BlockRef> out = new ArrayList<>();
     for (BlockRef r : delegate.list()) {
       if (!hidden.contains(r.id())) {
