@@ -38,6 +38,13 @@ final class QueryBudget {
     }
   }
 
+  /** Gives back bytes reserved but not read (a read cut short by the end of its file). */
+  void release(long bytes) {
+    if (this != UNLIMITED) {
+      used.addAndGet(-bytes);
+    }
+  }
+
   long used() {
     return used.get();
   }

@@ -35,7 +35,8 @@ final class RangeReads {
   private RangeReads() {}
 
   /**
-   * Reads every range, each merged read first reserved in {@code budget}.
+   * Reads every range, each merged read first reserved in {@code budget} (what the file did not
+   * have is given back).
    *
    * @return per range, in the order given, a buffer from the range's start to the end of the read
    *     that covered it: a parser may look past the range into bytes read for a neighbour, and a
@@ -66,6 +67,7 @@ final class RangeReads {
       int length = Math.toIntExact(end - start);
       budget.reserve(length);
       byte[] bytes = file.read(start, length);
+      budget.release(length - bytes.length); // the file ended first
       for (int k = first; k <= last; k++) {
         int idx = order.get(k);
         int from = (int) Math.min(bytes.length, ranges.get(idx).start() - start);

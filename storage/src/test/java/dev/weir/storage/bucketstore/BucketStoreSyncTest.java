@@ -1,6 +1,6 @@
 package dev.weir.storage.bucketstore;
 
-import static dev.weir.storage.bucketstore.TestBlocks.HOUR;
+import static dev.weir.storage.testing.TestBlocks.HOUR;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -8,6 +8,7 @@ import static org.awaitility.Awaitility.await;
 import dev.weir.storage.bucket.FilesystemBucket;
 import dev.weir.storage.errors.ServerErrorException;
 import dev.weir.storage.testing.Corrupt;
+import dev.weir.storage.testing.TestBlocks;
 import dev.weir.storage.tsdb.head.SeriesChunks;
 import dev.weir.storage.tsdb.labels.Labels;
 import dev.weir.storage.tsdb.labels.Matcher;

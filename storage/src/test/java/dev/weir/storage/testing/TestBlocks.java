@@ -1,4 +1,4 @@
-package dev.weir.storage.bucketstore;
+package dev.weir.storage.testing;
 
 import dev.weir.storage.bucket.Bucket;
 import dev.weir.storage.tsdb.block.BlockWriter;
@@ -15,20 +15,20 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /** Builds blocks with the ingester's {@link BlockWriter} and uploads them into a bucket. */
-final class TestBlocks {
-  static final long HOUR = 3_600_000L;
+public final class TestBlocks {
+  public static final long HOUR = 3_600_000L;
 
   /** Samples of series, by labels; added in any order, written sorted. */
-  static final class Builder {
+  public static final class Builder {
     final TreeMap<Labels, TreeMap<Long, Double>> series = new TreeMap<>();
 
-    Builder add(Labels labels, long ts, double value) {
+    public Builder add(Labels labels, long ts, double value) {
       series.computeIfAbsent(labels, k -> new TreeMap<>()).put(ts, value);
       return this;
     }
 
     /** Samples every {@code step} ms in {@code [from, to)} with value {@code f(ts)}. */
-    Builder addRange(Labels labels, long from, long to, long step, java.util.function.LongToDoubleFunction f) {
+    public Builder addRange(Labels labels, long from, long to, long step, java.util.function.LongToDoubleFunction f) {
       for (long t = from; t < to; t += step) {
         add(labels, t, f.applyAsDouble(t));
       }
@@ -36,7 +36,7 @@ final class TestBlocks {
     }
 
     /** Writes the block (chunks cut at 120 samples) under {@code scratch} and uploads it; returns its ID. */
-    String upload(Bucket bucket, Path scratch, String tenant, long minTime, long maxTime, int entropy)
+    public String upload(Bucket bucket, Path scratch, String tenant, long minTime, long maxTime, int entropy)
         throws IOException {
       String id = Ulid.of(minTime, new byte[] {0, 0, 0, 0, 0, 0, 0, 0, 0, (byte) entropy});
       List<SeriesChunks> all = new ArrayList<>();
@@ -50,7 +50,7 @@ final class TestBlocks {
     }
   }
 
-  static List<ChunkData> chunks(TreeMap<Long, Double> samples) {
+  public static List<ChunkData> chunks(TreeMap<Long, Double> samples) {
     List<ChunkData> out = new ArrayList<>();
     XorAppender app = null;
     for (Map.Entry<Long, Double> s : samples.entrySet()) {
