@@ -33,6 +33,8 @@ import dev.weir.ingester.server.HttpRouter;
 import dev.weir.ingester.server.HttpServer;
 import dev.weir.ingester.server.OpsEndpoints;
 import dev.weir.ingester.server.RequestMetrics;
+import dev.weir.ingester.storegateway.StoreGatewayGrpcService;
+import dev.weir.ingester.storegateway.StoreGatewayService;
 import dev.weir.ring.kv.KvMetrics;
 import dev.weir.ring.lifecycle.RingMetrics;
 import dev.weir.ring.partition.PartitionIds;
@@ -66,6 +68,7 @@ import org.jspecify.annotations.Nullable;
  * ingester   push → ingester; queries              ingester consumes its partition; Push refused*
  * distributor push → owning ingester (gRPC)        push → Kafka
  * block-builder (not available)                    partitions → blocks in the bucket
+ * store-gateway the bucket's blocks → queries (gRPC)  the same
  * </pre>
  *
  * (*unless {@code --ingester.push-grpc-method-enabled=true}). Usage:
@@ -121,6 +124,9 @@ public final class Weir {
     boolean kafka = config.ingest().enabled();
     if (target.equals("block-builder")) {
       return createBlockBuilder(config, flags, registry, gc);
+    }
+    if (target.equals("store-gateway")) {
+      return createStoreGateway(config, flags, registry, gc);
     }
     boolean runsIngester = !target.equals("distributor");
     boolean runsDistributor = !target.equals("ingester");
@@ -253,6 +259,23 @@ public final class Weir {
     ServiceManager services = new ServiceManager(List.of(builder, http));
     OpsEndpoints.register(router, registry, services, flags, Version.VERSION);
     return new Weir(registry, services, null, null, http, gc, List.of());
+  }
+
+  /**
+   * The store-gateway target: the bucket store, and the Ingester gRPC service over it (Push
+   * refused) with the HTTP operations endpoints. No ring: queriers list store-gateways by address.
+   */
+  private static Weir createStoreGateway(WeirConfig config, FlagSet flags, PrometheusMeterRegistry registry,
+      JvmGcMetrics gc) {
+    RequestMetrics requestMetrics = new RequestMetrics(registry);
+    StoreGatewayService gateway = new StoreGatewayService(config.bucketStore(), config.bucket(), registry);
+    GrpcServer grpc = new GrpcServer(config.server(), List.of(new StoreGatewayGrpcService(gateway::store)),
+        List.of(GrpcInterceptors.tenant(config.tenants()), GrpcInterceptors.metrics(requestMetrics)), requestMetrics);
+    HttpRouter router = new HttpRouter();
+    HttpServer http = new HttpServer(config.server(), router, requestMetrics);
+    ServiceManager services = new ServiceManager(List.of(gateway, grpc, http));
+    OpsEndpoints.register(router, registry, services, flags, Version.VERSION);
+    return new Weir(registry, services, null, grpc, http, gc, List.of());
   }
 
   public void start() throws Exception {

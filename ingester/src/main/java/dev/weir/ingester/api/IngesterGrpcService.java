@@ -90,26 +90,7 @@ public final class IngesterGrpcService extends IngesterGrpc.IngesterImplBase {
       long maxt = request.getEndTimestampMs();
       List<SeriesChunks> series = queries().select(GrpcInterceptors.TENANT.get(), mint, maxt,
           Matchers.fromProto(request.getMatchersList()));
-      ServerCallStreamObserver<QueryStreamResponse> call = (ServerCallStreamObserver<QueryStreamResponse>) out;
-      QueryStreamResponse.Builder batch = QueryStreamResponse.newBuilder();
-      for (SeriesChunks s : series) {
-        if (call.isCancelled()) {
-          return;
-        }
-        SeriesChunks.Samples samples = s.samples(mint, maxt);
-        if (samples.size() == 0) {
-          continue;
-        }
-        batch.addTimeseries(toProto(s.labels(), samples));
-        if (batch.getTimeseriesCount() >= SERIES_PER_MESSAGE) {
-          out.onNext(batch.build());
-          batch.clear();
-        }
-      }
-      if (batch.getTimeseriesCount() > 0) {
-        out.onNext(batch.build());
-      }
-      out.onCompleted();
+      streamSeries(series, mint, maxt, out);
     } catch (RuntimeException e) {
       out.onError(GrpcStatuses.toStatus(e));
     }
@@ -138,6 +119,35 @@ public final class IngesterGrpcService extends IngesterGrpc.IngesterImplBase {
     } catch (RuntimeException e) {
       out.onError(GrpcStatuses.toStatus(e));
     }
+  }
+
+  /**
+   * Sends the series' samples in {@code [mint, maxt]} in messages of {@link #SERIES_PER_MESSAGE}
+   * series (series without samples in the range are left out) and completes the call; stops
+   * early, without completing, when the client cancelled. Shared with the store-gateway.
+   */
+  public static void streamSeries(List<SeriesChunks> series, long mint, long maxt,
+      StreamObserver<QueryStreamResponse> out) {
+    ServerCallStreamObserver<QueryStreamResponse> call = (ServerCallStreamObserver<QueryStreamResponse>) out;
+    QueryStreamResponse.Builder batch = QueryStreamResponse.newBuilder();
+    for (SeriesChunks s : series) {
+      if (call.isCancelled()) {
+        return;
+      }
+      SeriesChunks.Samples samples = s.samples(mint, maxt);
+      if (samples.size() == 0) {
+        continue;
+      }
+      batch.addTimeseries(toProto(s.labels(), samples));
+      if (batch.getTimeseriesCount() >= SERIES_PER_MESSAGE) {
+        out.onNext(batch.build());
+        batch.clear();
+      }
+    }
+    if (batch.getTimeseriesCount() > 0) {
+      out.onNext(batch.build());
+    }
+    out.onCompleted();
   }
 
   static TimeSeries toProto(Labels labels, SeriesChunks.Samples samples) {

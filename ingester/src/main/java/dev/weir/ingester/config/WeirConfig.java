@@ -9,6 +9,8 @@ import dev.weir.ingester.ring.RingConfig;
 import dev.weir.ingester.push.Limits;
 import dev.weir.ingester.server.ServerConfig;
 import dev.weir.ingester.server.Tenants;
+import dev.weir.ingester.storegateway.StoreGatewayConfig;
+import dev.weir.storage.bucketstore.BucketStoreConfig;
 import dev.weir.storage.tsdb.TsdbConfig;
 import java.nio.file.Path;
 import java.util.List;
@@ -17,7 +19,9 @@ import java.util.List;
  * The whole configuration of a Weir process, built from one {@link FlagSet}: defaults, then the
  * {@code --config.file} YAML, then the command line.
  *
- * @param target which components run: all (single process), ingester, distributor, block-builder
+ * @param target which components run: all (single process), ingester, distributor, block-builder,
+ *     store-gateway
+ * @param bucketStore the store-gateway's sync and query limits
  */
 public record WeirConfig(
     String target,
@@ -32,7 +36,8 @@ public record WeirConfig(
     ApiLimits api,
     RuntimeConfigFile runtimeConfig,
     BlockBuilderConfig blockBuilder,
-    BucketConfig bucket) {
+    BucketConfig bucket,
+    BucketStoreConfig bucketStore) {
 
   /**
    * The runtime config file and its reload period.
@@ -42,7 +47,8 @@ public record WeirConfig(
   public record RuntimeConfigFile(@org.jspecify.annotations.Nullable Path file, java.time.Duration period) {}
 
   /** Targets this build can run. */
-  public static final List<String> TARGETS = List.of("all", "ingester", "distributor", "block-builder");
+  public static final List<String> TARGETS = List.of("all", "ingester", "distributor", "block-builder",
+      "store-gateway");
 
   /** All flag definitions, registered on one flag set. */
   public static final class Flags {
@@ -62,12 +68,14 @@ public record WeirConfig(
     private final Flag<java.time.Duration> runtimePeriod;
     private final BlockBuilderConfig.Flags blockBuilder;
     private final BucketConfig.Flags bucket;
+    private final StoreGatewayConfig.Flags bucketStore;
 
     public Flags(FlagSet fs) {
       this.fs = fs;
       target = fs.oneOf("target", "all", TARGETS,
           "Components to run: all (distributor and ingester in one process), ingester, distributor,"
-              + " block-builder (Kafka mode: builds blocks from partitions into the bucket).");
+              + " block-builder (Kafka mode: builds blocks from partitions into the bucket), store-gateway"
+              + " (serves the bucket's blocks over the Ingester gRPC API: QueryStream, LabelNames, LabelValues).");
       configFile = fs.string("config.file", "",
           "YAML file with configuration keys; command-line flags override it.");
       log = new LogConfig.Flags(fs);
@@ -85,6 +93,7 @@ public record WeirConfig(
           "How often the runtime config file is checked for changes.");
       blockBuilder = new BlockBuilderConfig.Flags(fs);
       bucket = new BucketConfig.Flags(fs);
+      bucketStore = new StoreGatewayConfig.Flags(fs);
     }
 
     public FlagSet flagSet() {
@@ -114,7 +123,7 @@ public record WeirConfig(
       return new WeirConfig(target.get(), log.build(), s, tenants.build(), ing, limits.build(),
           storage.build(ing.dataDir()), ring.build(), ingest.build(), api.build(),
           new RuntimeConfigFile(runtimeFile.get().isEmpty() ? null : Path.of(runtimeFile.get()), runtimePeriod.get()),
-          blockBuilder.build(), bucket.build());
+          blockBuilder.build(), bucket.build(), bucketStore.build());
     }
 
     private static String findConfigFile(String[] args) {

@@ -43,7 +43,15 @@ public record BlockMeta(String ulid, long minTime, long maxTime, long numSamples
   }
 
   public static BlockMeta read(Path blockDir) throws IOException {
-    String json = Files.readString(blockDir.resolve(FILE), StandardCharsets.UTF_8);
+    return parse(Files.readString(blockDir.resolve(FILE), StandardCharsets.UTF_8), blockDir.toString());
+  }
+
+  /**
+   * Parses the content of a meta.json.
+   *
+   * @param where names the block in error messages
+   */
+  public static BlockMeta parse(String json, String where) throws IOException {
     String ulid = "";
     long min = 0;
     long max = 0;
@@ -54,7 +62,7 @@ public record BlockMeta(String ulid, long minTime, long maxTime, long numSamples
     List<String> sources = new ArrayList<>();
     try (JsonParser p = new JsonFactory().createParser(json)) {
       if (p.nextToken() != JsonToken.START_OBJECT) {
-        throw new IOException("meta.json is not an object: " + blockDir);
+        throw new IOException("meta.json is not an object: " + where);
       }
       while (p.nextToken() == JsonToken.FIELD_NAME) {
         String f = p.currentName();
