@@ -10,6 +10,7 @@ import dev.weir.ingester.push.Limits;
 import dev.weir.ingester.server.ServerConfig;
 import dev.weir.ingester.server.Tenants;
 import dev.weir.storage.tsdb.TsdbConfig;
+import dev.weir.storage.tsdb.shipper.ShipperConfig;
 import java.nio.file.Path;
 import java.util.List;
 
@@ -32,7 +33,8 @@ public record WeirConfig(
     ApiLimits api,
     RuntimeConfigFile runtimeConfig,
     BlockBuilderConfig blockBuilder,
-    BucketConfig bucket) {
+    BucketConfig bucket,
+    ShipperConfig shipper) {
 
   /**
    * The runtime config file and its reload period.
@@ -114,7 +116,7 @@ public record WeirConfig(
       return new WeirConfig(target.get(), log.build(), s, tenants.build(), ing, limits.build(),
           storage.build(ing.dataDir()), ring.build(), ingest.build(), api.build(),
           new RuntimeConfigFile(runtimeFile.get().isEmpty() ? null : Path.of(runtimeFile.get()), runtimePeriod.get()),
-          blockBuilder.build(), bucket.build());
+          blockBuilder.build(), bucket.build(), storage.buildShipper());
     }
 
     private static String findConfigFile(String[] args) {
