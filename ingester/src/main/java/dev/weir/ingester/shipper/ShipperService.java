@@ -2,7 +2,6 @@ package dev.weir.ingester.shipper;
 
 import dev.weir.ingester.config.BucketConfig;
 import dev.weir.ingester.lifecycle.Service;
-import dev.weir.storage.bucket.Bucket;
 import dev.weir.storage.tsdb.Tsdb;
 import dev.weir.storage.tsdb.shipper.ShippedBlocks;
 import dev.weir.storage.tsdb.shipper.Shipper;
@@ -13,7 +12,7 @@ import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Runs the {@link Shipper} of an ingester: opens the bucket and starts the shipper thread after
+ * Runs the {@link Shipper} of an ingester: starts the shipper thread (which opens the bucket) after
  * the storage is open, stops it before the storage closes (list it after the ingester). The
  * caller gives the storage the same {@link ShippedBlocks} as its retention gate (see {@link
  * #wire}). Never reports not-ready: a failing bucket must not stop ingestion; it shows in the
@@ -57,9 +56,10 @@ public final class ShipperService implements Service {
   }
 
   @Override
-  public void start() throws Exception {
-    Bucket bucket = bucketConfig.open();
-    Shipper s = new Shipper(config, tsdb, bucket, shipped, metrics, wallClock);
+  public void start() {
+    // The bucket is opened by the shipper's first round: one unreachable at start must not stop
+    // the ingester from starting.
+    Shipper s = new Shipper(config, tsdb, bucketConfig::open, shipped, metrics, wallClock);
     s.start();
     shipper = s;
   }

@@ -30,7 +30,7 @@ import org.slf4j.LoggerFactory;
  * <p>Usage: {@code new Shipper(...).start()}, then {@link #close()}; tests call {@link
  * #shipOnce()} directly. Thread-safety: rounds run on one thread at a time (the shipper's, or
  * the caller of {@link #shipOnce()} when not started); {@link #close()} may come from any thread.
- * The caller owns the bucket and the storage.
+ * The caller owns the storage; the shipper opens the bucket at its first round.
  */
 public final class Shipper implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Shipper.class);
@@ -39,19 +39,31 @@ public final class Shipper implements AutoCloseable {
 
   private final ShipperConfig config;
   private final Tsdb tsdb;
-  private final Bucket bucket;
+  private final BucketOpener opener;
   private final ShippedBlocks shipped;
   private final ShipperMetrics metrics;
   private final LongSupplier wallClock;
   private final Object wake = new Object();
   private volatile boolean closing;
+  /** Opened by the first round that can; only rounds touch it (one thread at a time). */
+  private @Nullable Bucket bucket;
   private @Nullable Thread thread;
 
-  public Shipper(ShipperConfig config, Tsdb tsdb, Bucket bucket, ShippedBlocks shipped, ShipperMetrics metrics,
+  /** Opens the bucket; asked again each round until it succeeds. */
+  @FunctionalInterface
+  public interface BucketOpener {
+    Bucket open() throws IOException;
+  }
+
+  /**
+   * @param opener opens the bucket at the first round; a bucket that cannot be opened (unreachable
+   *     at start) fails that round's uploads like a failing bucket, and is opened again next round
+   */
+  public Shipper(ShipperConfig config, Tsdb tsdb, BucketOpener opener, ShippedBlocks shipped, ShipperMetrics metrics,
       LongSupplier wallClock) {
     this.config = config;
     this.tsdb = tsdb;
-    this.bucket = bucket;
+    this.opener = opener;
     this.shipped = shipped;
     this.metrics = metrics;
     this.wallClock = wallClock;
@@ -108,7 +120,8 @@ public final class Shipper implements AutoCloseable {
           pending++;
           continue;
         }
-        if (inBucket(tenant, id)) {
+        Bucket bucket = bucket();
+        if (inBucket(bucket, tenant, id)) {
           log.info("msg=\"block already in the bucket (uploaded before a restart); recorded as shipped\" user={}"
               + " block={}", tenant, id);
         } else {
@@ -126,7 +139,7 @@ public final class Shipper implements AutoCloseable {
         pending++;
         metrics.uploadFailures.increment();
         log.error("msg=\"shipping a block failed; kept locally and retried next interval\" user={} block={}"
-            + " bucket={} err=\"{}\"", tenant, id, bucket.describe(), e.toString());
+            + " err=\"{}\"", tenant, id, e.toString());
         continue;
       }
       try {
@@ -139,12 +152,22 @@ public final class Shipper implements AutoCloseable {
     return new Round(uploaded, failed, pending);
   }
 
+  private Bucket bucket() throws IOException {
+    Bucket b = bucket;
+    if (b == null) {
+      b = opener.open();
+      log.info("msg=\"shipper bucket opened\" bucket={}", b.describe());
+      bucket = b;
+    }
+    return b;
+  }
+
   /**
    * Whether the bucket already holds the block. Only an optimisation: when the lookup fails (an
    * unreachable bucket, or a backend that reports a missing block some other way) the block is
    * uploaded, which replaces any copy with the same ID.
    */
-  private boolean inBucket(String tenant, String id) {
+  private static boolean inBucket(Bucket bucket, String tenant, String id) {
     try {
       bucket.meta(tenant, id);
       return true;
@@ -162,7 +185,7 @@ public final class Shipper implements AutoCloseable {
     t.setDaemon(true);
     thread = t;
     t.start();
-    log.info("msg=\"shipper started\" bucket={} interval={}", bucket.describe(), config.interval());
+    log.info("msg=\"shipper started\" interval={}", config.interval());
   }
 
   private void run() {

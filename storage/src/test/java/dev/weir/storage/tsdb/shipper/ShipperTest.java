@@ -70,7 +70,8 @@ class ShipperTest {
 
   private Shipper shipper(Tsdb t, Duration interval) {
     registry = new SimpleMeterRegistry();
-    Shipper s = new Shipper(new ShipperConfig(interval), t, bucket, shipped, new ShipperMetrics(registry), () -> NOW);
+    Shipper s = new Shipper(new ShipperConfig(interval), t, () -> bucket, shipped, new ShipperMetrics(registry),
+        () -> NOW);
     open.add(s);
     return s;
   }
@@ -202,6 +203,28 @@ class ShipperTest {
     assertThat(bucketIds("a")).containsExactlyInAnyOrderElementsOf(ids);
     t.compactAll();
     assertThat(localIds(t, "a")).as("shipped: retention applies").containsExactly(ids.get(3));
+  }
+
+  @Test
+  void aBucketThatCannotBeOpenedFailsTheRoundAndIsOpenedAgainNextRound() throws Exception {
+    Tsdb t = openTsdb(Duration.ZERO);
+    write(t, "a", 0, 180_000);
+    t.compactAll();
+    registry = new SimpleMeterRegistry();
+    java.util.concurrent.atomic.AtomicInteger opens = new java.util.concurrent.atomic.AtomicInteger();
+    Shipper s = new Shipper(new ShipperConfig(Duration.ofMinutes(1)), t, () -> {
+      if (opens.incrementAndGet() <= 2) {
+        throw new java.io.IOException("bucket unreachable at start");
+      }
+      return bucket;
+    }, shipped, new ShipperMetrics(registry), () -> NOW);
+    open.add(s);
+    assertThat(s.shipOnce()).isEqualTo(new Shipper.Round(0, 2, 2));
+    assertThat(counter("weir.ingester.shipper.upload.failures")).isEqualTo(2);
+    assertThat(s.shipOnce()).isEqualTo(new Shipper.Round(2, 0, 0));
+    assertThat(bucketIds("a")).containsExactlyInAnyOrderElementsOf(localIds(t, "a"));
+    assertThat(s.shipOnce()).isEqualTo(new Shipper.Round(0, 0, 0));
+    assertThat(opens.get()).as("opened once it worked, then kept").isEqualTo(3);
   }
 
   @Test
