@@ -211,6 +211,45 @@ class HelmChartTest {
     }
   }
 
+  /** The ingester containers' arguments and bucket mounts for these values. */
+  static List<Container> ingesterContainers(String valuesFile, Map<String, Object> sets) {
+    List<Container> out = new ArrayList<>();
+    for (Map<String, Object> doc : KubernetesObjects.documents(template(valuesFile, sets))) {
+      if (KubernetesObjects.bind(doc) instanceof StatefulSet s
+          && "ingester".equals(s.getMetadata().getLabels().get("app.kubernetes.io/component"))) {
+        PodSpec pod = s.getSpec().getTemplate().getSpec();
+        Container c = pod.getContainers().get(0);
+        boolean mounted = c.getVolumeMounts().stream().anyMatch(m -> m.getMountPath().equals("/bucket"));
+        boolean bucketVolume = pod.getVolumes().stream().anyMatch(v -> v.getName().equals("bucket"));
+        assertThat(mounted).as("bucket mounted exactly when the volume exists").isEqualTo(bucketVolume);
+        out.add(c);
+      }
+    }
+    assertThat(out).isNotEmpty();
+    return out;
+  }
+
+  @Test
+  void ingestersShipBlocksOnlyIntoABucketAndNeverNextToBlockBuilders() {
+    Map<String, Object> bucket = Map.of("ingester.bucketVolume.persistentVolumeClaim.claimName", "weir-bucket");
+    // Defaults: no bucket, no block-builders: nothing to ship to.
+    assertThat(ingesterContainers(null, Map.of())).allSatisfy(c -> {
+      assertThat(c.getArgs()).contains("--blocks-storage.tsdb.ship-interval=0");
+      assertThat(c.getVolumeMounts()).noneMatch(m -> m.getName().equals("bucket"));
+    });
+    // A bucket and no block-builders: the ingesters own long-term blocks (Mimir's classic setup).
+    assertThat(ingesterContainers(null, bucket)).allSatisfy(c -> {
+      assertThat(c.getArgs()).contains("--blocks-storage.tsdb.ship-interval=1m", "--blocks-storage.filesystem.dir=/bucket")
+          .doesNotContain("--blocks-storage.tsdb.ship-interval=0");
+      assertThat(c.getVolumeMounts()).anyMatch(m -> m.getName().equals("bucket") && m.getMountPath().equals("/bucket"));
+    });
+    // Block-builders own long-term blocks: ingesters never ship, even with a bucket configured.
+    assertThat(ingesterContainers(MULTI_ZONE, bucket)).hasSize(3).allSatisfy(c -> {
+      assertThat(c.getArgs()).contains("--blocks-storage.tsdb.ship-interval=0");
+      assertThat(c.getVolumeMounts()).noneMatch(m -> m.getName().equals("bucket"));
+    });
+  }
+
   @Test
   void wrongValuesAreRejected() {
     Map<String, Object> wrong = new LinkedHashMap<>();
@@ -222,6 +261,7 @@ class HelmChartTest {
     wrong.put("ingester.zones[0].name", "Zone_A");
     wrong.put("blockBuilder.consumeInterval", "an hour");
     wrong.put("ingester.terminationGracePeriodSeconds", 5);
+    wrong.put("ingester.shipInterval", "every minute");
     wrong.put("distributor.replica", 3);
     wrong.put("runtimeOverrides.tenant-a.ingestion_rat", 5);
     for (Map.Entry<String, Object> e : wrong.entrySet()) {

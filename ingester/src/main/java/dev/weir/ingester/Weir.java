@@ -27,6 +27,7 @@ import dev.weir.ingester.push.RuntimeConfig;
 import dev.weir.ingester.ring.InstanceRingService;
 import dev.weir.ingester.ring.KvService;
 import dev.weir.ingester.ring.RingPages;
+import dev.weir.ingester.shipper.ShipperService;
 import dev.weir.ingester.server.GrpcInterceptors;
 import dev.weir.ingester.server.GrpcServer;
 import dev.weir.ingester.server.HttpRouter;
@@ -66,6 +67,7 @@ import org.jspecify.annotations.Nullable;
  *            classic mode                          Kafka mode (--ingest-storage.enabled)
  * all        push → ingester; queries              push → Kafka; ingester consumes its partition
  * ingester   push → ingester; queries              ingester consumes its partition; Push refused*
+ *            (both: blocks shipped to the bucket every --blocks-storage.tsdb.ship-interval; 0 = never)
  * distributor push → owning ingester (gRPC)        push → Kafka
  * block-builder (not available)                    partitions → blocks in the bucket
  * store-gateway the bucket's blocks → queries (gRPC)  the same
@@ -166,6 +168,10 @@ public final class Weir {
       });
       ingester = new Ingester(config.ingester(), tsdb, limits, ingesterMetrics, clock);
       list.add(ingester);
+      if (config.shipper().enabled()) {
+        // Right after the storage: started once it is open, stopped before it closes.
+        list.add(ShipperService.wire(config.shipper(), config.bucket(), tsdb, registry, clock));
+      }
     }
     RingMetrics ringMetrics = new RingMetrics(registry);
     if (kafka && runsIngester) {

@@ -2,6 +2,7 @@ package dev.weir.ingester.config;
 
 import dev.weir.storage.tsdb.TsdbConfig;
 import dev.weir.storage.tsdb.head.HeadConfig;
+import dev.weir.storage.tsdb.shipper.ShipperConfig;
 import dev.weir.storage.tsdb.wal.Wal;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -21,6 +22,7 @@ public final class StorageConfig {
     private final Flag<String> fsync;
     private final Flag<Duration> fsyncInterval;
     private final Flag<Boolean> repair;
+    private final Flag<Duration> shipInterval;
 
     public Flags(FlagSet fs) {
       blockRange = fs.duration("blocks-storage.tsdb.block-ranges-period", Duration.ofHours(2),
@@ -42,6 +44,19 @@ public final class StorageConfig {
           "Repair a WAL that is corrupt before its end by truncating it at the corruption and deleting later"
               + " segments (the records after it are lost; logged at ERROR and counted in"
               + " weir_tsdb_wal_corruptions_total), like Prometheus. false refuses to start instead.");
+      shipInterval = fs.duration("blocks-storage.tsdb.ship-interval", Duration.ofMinutes(1),
+          "How often an ingester uploads the blocks its head compaction wrote (each once, tracked in"
+              + " <data-dir>/tsdb/<tenant>/shipper.json) to the bucket (blocks-storage.backend); 0 disables"
+              + " shipping. While shipping is enabled, a block past retention-period is deleted only once"
+              + " shipped. In Kafka mode with block-builders, set 0: the block-builder owns long-term blocks.");
+    }
+
+    /** The shipper's settings. */
+    public ShipperConfig buildShipper() throws ConfigException {
+      if (shipInterval.get().isNegative()) {
+        throw new ConfigException("blocks-storage.tsdb.ship-interval must not be negative");
+      }
+      return new ShipperConfig(shipInterval.get());
     }
 
     public TsdbConfig build(Path dataDir) throws ConfigException {

@@ -12,6 +12,7 @@ import dev.weir.ingester.server.Tenants;
 import dev.weir.ingester.storegateway.StoreGatewayConfig;
 import dev.weir.storage.bucketstore.BucketStoreConfig;
 import dev.weir.storage.tsdb.TsdbConfig;
+import dev.weir.storage.tsdb.shipper.ShipperConfig;
 import java.nio.file.Path;
 import java.util.List;
 
@@ -37,7 +38,8 @@ public record WeirConfig(
     RuntimeConfigFile runtimeConfig,
     BlockBuilderConfig blockBuilder,
     BucketConfig bucket,
-    BucketStoreConfig bucketStore) {
+    BucketStoreConfig bucketStore,
+    ShipperConfig shipper) {
 
   /**
    * The runtime config file and its reload period.
@@ -123,7 +125,7 @@ public record WeirConfig(
       return new WeirConfig(target.get(), log.build(), s, tenants.build(), ing, limits.build(),
           storage.build(ing.dataDir()), ring.build(), ingest.build(), api.build(),
           new RuntimeConfigFile(runtimeFile.get().isEmpty() ? null : Path.of(runtimeFile.get()), runtimePeriod.get()),
-          blockBuilder.build(), bucket.build(), bucketStore.build());
+          blockBuilder.build(), bucket.build(), bucketStore.build(), storage.buildShipper());
     }
 
     private static String findConfigFile(String[] args) {

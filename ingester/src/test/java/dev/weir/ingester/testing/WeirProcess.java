@@ -36,7 +36,8 @@ public final class WeirProcess implements AutoCloseable {
   }
 
   /**
-   * Starts Weir with free ports, the data dir {@code dir/data} and {@code extraArgs}, and waits
+   * Starts Weir with free ports, the data dir {@code dir/data}, the filesystem bucket
+   * {@code dir/bucket} and {@code extraArgs} (later flags win), and waits
    * until {@code /ready} answers 200.
    */
   public static WeirProcess start(Path dir, String... extraArgs) throws Exception {
@@ -65,6 +66,8 @@ public final class WeirProcess implements AutoCloseable {
     args.add("--server.grpc-listen-port=" + grpc);
     args.add("--ingester.data-dir=" + dir.resolve("data"));
     args.add("--server.graceful-shutdown-timeout=5s");
+    // Ingesters ship blocks by default: into the test's directory, not the working directory.
+    args.add("--blocks-storage.filesystem.dir=" + dir.resolve("bucket"));
     args.addAll(List.of(extraArgs));
     WeirProcess p = new WeirProcess(args, dir.resolve("weir.log"), http, grpc);
     if (jvmOptions != null) {

@@ -45,12 +45,22 @@ import org.slf4j.LoggerFactory;
 public final class TenantDb {
   private static final Logger log = LoggerFactory.getLogger(TenantDb.class);
 
+  /**
+   * The {@code weir.source} that head compaction writes into its blocks' meta.json (a
+   * block-builder writes {@code "block-builder"}), so a shipper and readers of the bucket can
+   * tell where a block came from.
+   */
+  public static final String HEAD_BLOCK_SOURCE = "ingester";
+  private static final String HEAD_BLOCK_META = "\"weir\": {\"source\": \"" + HEAD_BLOCK_SOURCE + "\"}";
+
   private final String tenant;
   private final TsdbConfig config;
   private final TsdbMetrics metrics;
   private final LongSupplier wallClock;
   private final TenantHead head;
   private final CopyOnWriteArrayList<Block> blocks = new CopyOnWriteArrayList<>();
+  /** Blocks past retention that the gate kept; each is logged once. Background thread only. */
+  private final java.util.Set<String> keptPastRetention = new java.util.HashSet<>();
   private @Nullable Wal wal;
   private WalReader.@Nullable Result replay;
 
@@ -177,7 +187,7 @@ public final class TenantDb {
       }
       if (!data.isEmpty()) {
         String ulid = Ulid.random(wallClock.getAsLong());
-        BlockWriter.write(config.blocksDir(tenant), ulid, start, end, data, "");
+        BlockWriter.write(config.blocksDir(tenant), ulid, start, end, data, HEAD_BLOCK_META);
         Block b = Block.open(config.blocksDir(tenant).resolve(ulid));
         blocks.add(b);
         blocks.sort(Comparator.comparingLong(x -> x.meta().minTime()));
@@ -208,21 +218,33 @@ public final class TenantDb {
     }
   }
 
-  /** Deletes blocks entirely older than the newest data minus the retention. */
-  void applyRetention() throws IOException {
+  /**
+   * Deletes blocks entirely older than the newest data minus the retention, each only when
+   * {@code gate} allows it (a shipper keeps a block until it is in the bucket).
+   */
+  void applyRetention(RetentionGate gate) throws IOException {
     if (config.retention().isZero() || blocks.isEmpty()) {
       return;
     }
     long newest = Math.max(head.maxTime(), blocks.stream().mapToLong(b -> b.meta().maxTime()).max().orElse(Long.MIN_VALUE));
     long cutoff = newest - config.retention().toMillis();
     for (Block b : blocks) {
-      if (b.meta().maxTime() <= cutoff) {
-        blocks.remove(b);
-        BlockWriter.deleteRecursively(b.dir());
-        metrics.blocksDeleted.increment();
-        log.info("msg=\"block deleted by retention\" user={} block={} max_time={}", tenant, b.meta().ulid(),
-            b.meta().maxTime());
+      if (b.meta().maxTime() > cutoff) {
+        continue;
       }
+      if (!gate.mayDelete(tenant, b)) {
+        if (keptPastRetention.add(b.meta().ulid())) {
+          log.info("msg=\"block past retention kept until it is shipped\" user={} block={} max_time={}", tenant,
+              b.meta().ulid(), b.meta().maxTime());
+        }
+        continue;
+      }
+      keptPastRetention.remove(b.meta().ulid());
+      blocks.remove(b);
+      BlockWriter.deleteRecursively(b.dir());
+      metrics.blocksDeleted.increment();
+      log.info("msg=\"block deleted by retention\" user={} block={} max_time={}", tenant, b.meta().ulid(),
+          b.meta().maxTime());
     }
   }
 

@@ -46,6 +46,7 @@ public final class Tsdb implements AutoCloseable {
   private final ConcurrentHashMap<String, TenantDb> tenants = new ConcurrentHashMap<>();
   private @Nullable ScheduledExecutorService background;
   private volatile boolean closing;
+  private volatile RetentionGate retentionGate = RetentionGate.ALWAYS;
   private ReplayReport replayReport = new ReplayReport(java.util.Map.of());
 
   /**
@@ -143,6 +144,15 @@ public final class Tsdb implements AutoCloseable {
   }
 
   /**
+   * Makes retention delete a block past the retention period only when {@code gate} allows it
+   * (the shipper's gate: only once the block is in the bucket). Call before {@link #open()};
+   * without it retention deletes every block past the period.
+   */
+  public void retentionGate(RetentionGate gate) {
+    this.retentionGate = gate;
+  }
+
+  /**
    * What replaying the WALs in {@link #open()} found: repairs, dropped records/bytes/segments and
    * the lowest source offset of dropped data (for a Kafka consumer to re-read from).
    */
@@ -231,7 +241,7 @@ public final class Tsdb implements AutoCloseable {
       }
       try {
         db.compact();
-        db.applyRetention();
+        db.applyRetention(retentionGate);
       } catch (IOException | WalCorruptionException | RuntimeException e) {
         metrics.compactionsFailed.increment();
         log.error("msg=\"compaction failed, retrying at the next interval\" user={} err=\"{}\"", db.tenant(),
