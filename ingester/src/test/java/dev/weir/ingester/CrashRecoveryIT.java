@@ -1,6 +1,7 @@
 package dev.weir.ingester;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.weir.ingester.testing.ExportClient;
 import dev.weir.ingester.testing.WeirProcess;
@@ -80,7 +81,10 @@ class CrashRecoveryIT {
             }
           }
         });
-        Thread.sleep(300 + random.nextInt(2_000));
+        // Kill at a random moment, but only once this round acknowledged a few pushes: on a loaded
+        // host a fixed window could end before the restarted process took any.
+        await().atMost(60, TimeUnit.SECONDS).until(() -> lastAck.get() >= start + 5 || load.isDone());
+        Thread.sleep(random.nextInt(2_000));
         weir.kill();
         stop.set(true);
         load.get(30, TimeUnit.SECONDS);

@@ -1,5 +1,6 @@
 package dev.weir.ingester;
 
+import dev.weir.ingester.testing.Tmpfs;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -29,7 +30,6 @@ import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -45,18 +45,12 @@ class DiskFaultsIT {
   static final String SMALL_SEGMENTS = "--blocks-storage.tsdb.wal-segment-size-bytes=65536";
 
   @TempDir Path dir;
-  private Path mount;
-
-  private static int sh(String... cmd) throws Exception {
-    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-    p.getInputStream().readAllBytes();
-    return p.waitFor(30, TimeUnit.SECONDS) ? p.exitValue() : -1;
-  }
+  private Tmpfs mount;
 
   @AfterEach
   void unmount() throws Exception {
     if (mount != null) {
-      sh("umount", "-l", mount.toString());
+      mount.close();
     }
   }
 
@@ -85,9 +79,7 @@ class DiskFaultsIT {
   @Test
   void fullDiskRefusesHttpAndGrpcPushesRetryablyAndKeepsEveryAcknowledgedSampleAcrossKillNine() throws Exception {
     Path data = Files.createDirectories(dir.resolve("data"));
-    Assumptions.assumeTrue(sh("mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", data.toString()) == 0,
-        "cannot mount tmpfs here (needs root / CAP_SYS_ADMIN)");
-    mount = data;
+    mount = Tmpfs.mount(data, "16m");
     long t0 = System.currentTimeMillis() - 600_000;
     AckLedger overHttp = new AckLedger("disk-http", "disk_full_http", 100, t0, 1_000);
     AckLedger overGrpc = new AckLedger("disk-grpc", "disk_full_grpc", 100, t0, 1_000);

@@ -1,5 +1,6 @@
 package dev.weir.ingester;
 
+import dev.weir.ingester.testing.Tmpfs;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -21,9 +22,7 @@ import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -35,18 +34,12 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class DiskFullIT {
   @TempDir Path dir;
-  private Path mount;
-
-  private static int sh(String... cmd) throws Exception {
-    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-    p.getInputStream().readAllBytes();
-    return p.waitFor(30, TimeUnit.SECONDS) ? p.exitValue() : -1;
-  }
+  private Tmpfs mount;
 
   @AfterEach
   void unmount() throws Exception {
     if (mount != null) {
-      sh("umount", "-l", mount.toString());
+      mount.close();
     }
   }
 
@@ -64,9 +57,7 @@ class DiskFullIT {
   @Test
   void fullDiskIsUnavailableThenRecoversAndKeepsExactlyTheAcknowledgedData() throws Exception {
     Path data = Files.createDirectories(dir.resolve("data"));
-    int rc = sh("mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", data.toString());
-    Assumptions.assumeTrue(rc == 0, "cannot mount tmpfs here (needs root / CAP_SYS_ADMIN)");
-    mount = data;
+    mount = Tmpfs.mount(data, "16m");
     long t0 = System.currentTimeMillis() - 600_000;
     try (WeirProcess weir = WeirProcess.start(dir, "--blocks-storage.tsdb.wal-segment-size-bytes=1048576")) {
       ManagedChannel ch = NettyChannelBuilder.forTarget(weir.grpcTarget()).usePlaintext().build();

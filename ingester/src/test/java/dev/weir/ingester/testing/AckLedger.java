@@ -119,7 +119,10 @@ public final class AckLedger {
 
   /** Exports this ledger's metric and compares it with what was acknowledged. */
   public Report check(ExportClient export) throws Exception {
-    return compare(export.export(tenant, metric));
+    Report r = compare(export.export(tenant, metric));
+    // The fault suite's record of acked vs found, in the build log (grep "ack-ledger").
+    System.out.println("ack-ledger " + tenant + "/" + metric + ": " + r + "; " + this);
+    return r;
   }
 
   /** Compares exported series with what was acknowledged and attempted. */
