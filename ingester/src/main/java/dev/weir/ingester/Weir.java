@@ -7,6 +7,7 @@ import dev.weir.ingester.api.MetadataApi;
 import dev.weir.ingester.api.RemoteReadApi;
 import dev.weir.ingester.api.RemoteWriteApi;
 import dev.weir.ingester.api.PrometheusHttpApi;
+import dev.weir.ingester.api.ReadSource;
 import dev.weir.ingester.config.ConfigException;
 import dev.weir.ingester.config.FlagSet;
 import dev.weir.ingester.config.WeirConfig;
@@ -206,8 +207,9 @@ public final class Weir {
     HttpRouter router = new HttpRouter();
     ReadConsistency strong = () -> consistency.get().awaitStrong();
     if (ingester != null) {
-      new PrometheusHttpApi(ingester, config.tenants(), strong).register(router);
-      new RemoteReadApi(ingester, config.tenants(), config.api(), strong).register(router);
+      ReadSource local = ReadSource.of(ingester, strong);
+      new PrometheusHttpApi(local, config.tenants()).register(router);
+      new RemoteReadApi(local, config.tenants(), config.api()).register(router);
       new MetadataApi(ingester, config.tenants()).register(router);
     }
     new JsonImport(push, config.tenants()).register(router);
