@@ -25,6 +25,10 @@ import dev.weir.ingester.push.IngesterMetrics;
 import dev.weir.ingester.push.PushHandler;
 import dev.weir.ingester.push.RateLimitedPush;
 import dev.weir.ingester.push.RuntimeConfig;
+import dev.weir.ingester.querier.Querier;
+import dev.weir.ingester.querier.QuerierMetrics;
+import dev.weir.ingester.querier.QueryLimits;
+import dev.weir.ingester.querier.QuerySources;
 import dev.weir.ingester.ring.InstanceRingService;
 import dev.weir.ingester.ring.KvService;
 import dev.weir.ingester.ring.RingPages;
@@ -67,6 +71,7 @@ import org.jspecify.annotations.Nullable;
  * ingester   push → ingester; queries              ingester consumes its partition; Push refused*
  * distributor push → owning ingester (gRPC)        push → Kafka
  * block-builder (not available)                    partitions → blocks in the bucket
+ * querier    reads every ingester + store-gateways  reads one owner per partition + store-gateways
  * </pre>
  *
  * (*unless {@code --ingester.push-grpc-method-enabled=true}). Usage:
@@ -122,6 +127,9 @@ public final class Weir {
     boolean kafka = config.ingest().enabled();
     if (target.equals("block-builder")) {
       return createBlockBuilder(config, flags, registry, gc);
+    }
+    if (target.equals("querier")) {
+      return createQuerier(config, flags, registry, gc, clock);
     }
     boolean runsIngester = !target.equals("distributor");
     boolean runsDistributor = !target.equals("ingester");
@@ -257,6 +265,31 @@ public final class Weir {
     return new Weir(registry, services, null, null, http, gc, List.of());
   }
 
+  /**
+   * The querier target: the read endpoints over a {@link Querier} (ingesters from the ring or the
+   * flags, store-gateways from the flags), the ring pages as this querier sees them, and the
+   * operations endpoints. No gRPC server: nothing calls a querier over gRPC.
+   */
+  private static Weir createQuerier(WeirConfig config, FlagSet flags, PrometheusMeterRegistry registry,
+      JvmGcMetrics gc, LongSupplier clock) {
+    RequestMetrics requestMetrics = new RequestMetrics(registry);
+    KvService kv = new KvService(config.ring().kv(), new KvMetrics(registry));
+    InstanceRingService ring = new InstanceRingService(config.ring(), kv, config.ingester().id(), () -> 0,
+        new RingMetrics(registry), clock, false, false);
+    QuerySources sources = new QuerySources(config.querier(), config.ingest().enabled(), config.ring().zone(),
+        ring::instanceRing, ring::partitionRing, ring::kvConnected, QuerySources::plaintextChannel);
+    Querier querier = new Querier(config.querier(), sources, new QueryLimits(config.api().maxFetchedSeriesPerQuery(),
+        config.querier().maxFetchedSamplesPerQuery()), new QuerierMetrics(registry), clock);
+    HttpRouter router = new HttpRouter();
+    new PrometheusHttpApi(querier, config.tenants()).register(router);
+    new RemoteReadApi(querier, config.tenants(), config.api()).register(router);
+    RingPages.register(router, ring::instanceRing, ring::partitionRing, ring::kvConnected);
+    HttpServer http = new HttpServer(config.server(), router, requestMetrics);
+    ServiceManager services = new ServiceManager(List.of(kv, ring, sources, http));
+    OpsEndpoints.register(router, registry, services, flags, Version.VERSION);
+    return new Weir(registry, services, null, null, http, gc, List.of());
+  }
+
   public void start() throws Exception {
     services.startAll();
   }
@@ -291,7 +324,7 @@ public final class Weir {
 
   public int grpcPort() {
     if (grpc == null) {
-      throw new IllegalStateException("target " + "block-builder has no gRPC server");
+      throw new IllegalStateException("this target (block-builder, querier) has no gRPC server");
     }
     return grpc.port();
   }

@@ -7,6 +7,7 @@ import dev.weir.ingester.logging.LogConfig;
 import dev.weir.ingester.push.IngesterConfig;
 import dev.weir.ingester.ring.RingConfig;
 import dev.weir.ingester.push.Limits;
+import dev.weir.ingester.querier.QuerierConfig;
 import dev.weir.ingester.server.ServerConfig;
 import dev.weir.ingester.server.Tenants;
 import dev.weir.storage.tsdb.TsdbConfig;
@@ -17,7 +18,7 @@ import java.util.List;
  * The whole configuration of a Weir process, built from one {@link FlagSet}: defaults, then the
  * {@code --config.file} YAML, then the command line.
  *
- * @param target which components run: all (single process), ingester, distributor, block-builder
+ * @param target which components run: all (single process), ingester, distributor, block-builder, querier
  */
 public record WeirConfig(
     String target,
@@ -32,7 +33,8 @@ public record WeirConfig(
     ApiLimits api,
     RuntimeConfigFile runtimeConfig,
     BlockBuilderConfig blockBuilder,
-    BucketConfig bucket) {
+    BucketConfig bucket,
+    QuerierConfig querier) {
 
   /**
    * The runtime config file and its reload period.
@@ -42,7 +44,7 @@ public record WeirConfig(
   public record RuntimeConfigFile(@org.jspecify.annotations.Nullable Path file, java.time.Duration period) {}
 
   /** Targets this build can run. */
-  public static final List<String> TARGETS = List.of("all", "ingester", "distributor", "block-builder");
+  public static final List<String> TARGETS = List.of("all", "ingester", "distributor", "block-builder", "querier");
 
   /** All flag definitions, registered on one flag set. */
   public static final class Flags {
@@ -62,12 +64,14 @@ public record WeirConfig(
     private final Flag<java.time.Duration> runtimePeriod;
     private final BlockBuilderConfig.Flags blockBuilder;
     private final BucketConfig.Flags bucket;
+    private final QuerierConfig.Flags querier;
 
     public Flags(FlagSet fs) {
       this.fs = fs;
       target = fs.oneOf("target", "all", TARGETS,
           "Components to run: all (distributor and ingester in one process), ingester, distributor,"
-              + " block-builder (Kafka mode: builds blocks from partitions into the bucket).");
+              + " block-builder (Kafka mode: builds blocks from partitions into the bucket), querier (reads"
+              + " ingesters and store-gateways, merged).");
       configFile = fs.string("config.file", "",
           "YAML file with configuration keys; command-line flags override it.");
       log = new LogConfig.Flags(fs);
@@ -85,6 +89,7 @@ public record WeirConfig(
           "How often the runtime config file is checked for changes.");
       blockBuilder = new BlockBuilderConfig.Flags(fs);
       bucket = new BucketConfig.Flags(fs);
+      querier = new QuerierConfig.Flags(fs);
     }
 
     public FlagSet flagSet() {
@@ -114,7 +119,7 @@ public record WeirConfig(
       return new WeirConfig(target.get(), log.build(), s, tenants.build(), ing, limits.build(),
           storage.build(ing.dataDir()), ring.build(), ingest.build(), api.build(),
           new RuntimeConfigFile(runtimeFile.get().isEmpty() ? null : Path.of(runtimeFile.get()), runtimePeriod.get()),
-          blockBuilder.build(), bucket.build());
+          blockBuilder.build(), bucket.build(), querier.build());
     }
 
     private static String findConfigFile(String[] args) {
