@@ -322,6 +322,11 @@ public final class Weir {
     return registry;
   }
 
+  /** Whether this target runs a gRPC server (block-builder and querier do not). */
+  public boolean servesGrpc() {
+    return grpc != null;
+  }
+
   public int grpcPort() {
     if (grpc == null) {
       throw new IllegalStateException("this target (block-builder, querier) has no gRPC server");

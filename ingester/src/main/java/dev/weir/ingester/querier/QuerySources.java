@@ -177,7 +177,8 @@ public final class QuerySources implements Service {
           + (passedOver.isEmpty() ? "no owners" : String.join("; ", passedOver))
           + "): its series cannot be read (see /ingester/partition-ring)");
     }
-    healthy.sort(Comparator.comparing((InstanceDesc d) -> !d.getZone().equals(zone)).thenComparing(InstanceDesc::getId));
+    healthy.sort(Comparator.comparing((InstanceDesc d) -> !d.getZone().equals(zone))
+        .thenComparing(InstanceDesc::getId));
     InstanceDesc d = healthy.get(0);
     return new Source("ingester " + d.getId() + " (" + d.getAddr() + ", partition " + partition + ")", d.getAddr());
   }

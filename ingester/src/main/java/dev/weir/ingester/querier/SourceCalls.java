@@ -63,7 +63,8 @@ final class SourceCalls {
       var attach = MetadataUtils.newAttachHeadersInterceptor(md);
       long start = System.nanoTime();
       ListenableFuture<R> f = invoker.start(
-          IngesterGrpc.newStub(channel).withInterceptors(attach).withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS),
+          IngesterGrpc.newStub(channel).withInterceptors(attach)
+              .withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS),
           IngesterGrpc.newFutureStub(channel).withInterceptors(attach)
               .withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS),
           c.request());
@@ -88,14 +89,17 @@ final class SourceCalls {
       Futures.getDone(f);
       return Status.Code.OK.name();
     } catch (ExecutionException e) {
-      return e.getCause() instanceof ClientErrorException ? "CANCELLED" : Status.fromThrowable(e.getCause()).getCode().name();
+      // A limit stops a stream by cancelling it.
+      return e.getCause() instanceof ClientErrorException ? Status.Code.CANCELLED.name()
+          : Status.fromThrowable(e.getCause()).getCode().name();
     } catch (RuntimeException e) {
       return Status.Code.CANCELLED.name();
     }
   }
 
   /** The error of the first call (in call order) that failed, naming its source. */
-  private <Q> RuntimeException firstFailure(String method, List<Call<Q>> calls, List<? extends ListenableFuture<?>> futures) {
+  private <Q> RuntimeException firstFailure(String method, List<Call<Q>> calls,
+      List<? extends ListenableFuture<?>> futures) {
     for (int i = 0; i < futures.size(); i++) {
       ListenableFuture<?> f = futures.get(i);
       if (!f.isDone() || f.isCancelled()) {
