@@ -251,6 +251,20 @@ class HelmChartTest {
   }
 
   @Test
+  void aQuerierReadsEveryPartitionByDefaultAndTheConfiguredStoreGateways() {
+    List<Deployment> queriers = ofType(objects(null), Deployment.class).stream()
+        .filter(d -> "querier".equals(d.getMetadata().getLabels().get("app.kubernetes.io/component"))).toList();
+    assertThat(queriers).hasSize(1);
+    assertThat(queriers.get(0).getSpec().getTemplate().getSpec().getContainers().get(0).getArgs())
+        .contains("--target=querier").noneMatch(a -> a.startsWith("--querier.store-gateway-addresses"));
+    String withStores = template(null, Map.of("querier.storeGatewayAddresses[0]", "sg-0:9095",
+        "querier.storeGatewayAddresses[1]", "sg-1:9095"));
+    assertThat(withStores).contains("- --querier.store-gateway-addresses=sg-0:9095,sg-1:9095");
+    String off = template(null, Map.of("querier.enabled", false));
+    assertThat(off).doesNotContain("app.kubernetes.io/component: querier");
+  }
+
+  @Test
   void wrongValuesAreRejected() {
     Map<String, Object> wrong = new LinkedHashMap<>();
     wrong.put("ingester.replicas", 0);
@@ -263,6 +277,7 @@ class HelmChartTest {
     wrong.put("ingester.terminationGracePeriodSeconds", 5);
     wrong.put("ingester.shipInterval", "every minute");
     wrong.put("distributor.replica", 3);
+    wrong.put("querier.storeGatewayAddresses[0]", "sg-0");
     wrong.put("runtimeOverrides.tenant-a.ingestion_rat", 5);
     for (Map.Entry<String, Object> e : wrong.entrySet()) {
       assertThatThrownBy(() -> template(null, Map.of(e.getKey(), e.getValue())))

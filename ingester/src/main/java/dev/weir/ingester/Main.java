@@ -85,7 +85,8 @@ public final class Main {
       err.println("weir: error: failed to start: " + e.getMessage());
       return 1;
     }
-    log.info("msg=\"weir is running\" http_port={} grpc_port={}", weir.httpPort(), weir.grpcPort());
+    log.info("msg=\"weir is running\" http_port={} grpc_port={}", weir.httpPort(),
+        weir.servesGrpc() ? String.valueOf(weir.grpcPort()) : "none");
     try {
       weir.awaitTerminated();
     } catch (InterruptedException e) {

@@ -7,6 +7,7 @@ import dev.weir.ingester.api.MetadataApi;
 import dev.weir.ingester.api.RemoteReadApi;
 import dev.weir.ingester.api.RemoteWriteApi;
 import dev.weir.ingester.api.PrometheusHttpApi;
+import dev.weir.ingester.api.ReadSource;
 import dev.weir.ingester.config.ConfigException;
 import dev.weir.ingester.config.FlagSet;
 import dev.weir.ingester.config.WeirConfig;
@@ -24,6 +25,10 @@ import dev.weir.ingester.push.IngesterMetrics;
 import dev.weir.ingester.push.PushHandler;
 import dev.weir.ingester.push.RateLimitedPush;
 import dev.weir.ingester.push.RuntimeConfig;
+import dev.weir.ingester.querier.Querier;
+import dev.weir.ingester.querier.QuerierMetrics;
+import dev.weir.ingester.querier.QueryLimits;
+import dev.weir.ingester.querier.QuerySources;
 import dev.weir.ingester.ring.InstanceRingService;
 import dev.weir.ingester.ring.KvService;
 import dev.weir.ingester.ring.RingPages;
@@ -71,6 +76,7 @@ import org.jspecify.annotations.Nullable;
  * distributor push → owning ingester (gRPC)        push → Kafka
  * block-builder (not available)                    partitions → blocks in the bucket
  * store-gateway the bucket's blocks → queries (gRPC)  the same
+ * querier    reads every ingester + store-gateways  reads one owner per partition + store-gateways
  * </pre>
  *
  * (*unless {@code --ingester.push-grpc-method-enabled=true}). Usage:
@@ -129,6 +135,9 @@ public final class Weir {
     }
     if (target.equals("store-gateway")) {
       return createStoreGateway(config, flags, registry, gc);
+    }
+    if (target.equals("querier")) {
+      return createQuerier(config, flags, registry, gc, clock);
     }
     boolean runsIngester = !target.equals("distributor");
     boolean runsDistributor = !target.equals("ingester");
@@ -218,8 +227,9 @@ public final class Weir {
     HttpRouter router = new HttpRouter();
     ReadConsistency strong = () -> consistency.get().awaitStrong();
     if (ingester != null) {
-      new PrometheusHttpApi(ingester, config.tenants(), strong).register(router);
-      new RemoteReadApi(ingester, config.tenants(), config.api(), strong).register(router);
+      ReadSource local = ReadSource.of(ingester, strong);
+      new PrometheusHttpApi(local, config.tenants()).register(router);
+      new RemoteReadApi(local, config.tenants(), config.api()).register(router);
       new MetadataApi(ingester, config.tenants()).register(router);
     }
     new JsonImport(push, config.tenants()).register(router);
@@ -284,6 +294,31 @@ public final class Weir {
     return new Weir(registry, services, null, grpc, http, gc, List.of());
   }
 
+  /**
+   * The querier target: the read endpoints over a {@link Querier} (ingesters from the ring or the
+   * flags, store-gateways from the flags), the ring pages as this querier sees them, and the
+   * operations endpoints. No gRPC server: nothing calls a querier over gRPC.
+   */
+  private static Weir createQuerier(WeirConfig config, FlagSet flags, PrometheusMeterRegistry registry,
+      JvmGcMetrics gc, LongSupplier clock) {
+    RequestMetrics requestMetrics = new RequestMetrics(registry);
+    KvService kv = new KvService(config.ring().kv(), new KvMetrics(registry));
+    InstanceRingService ring = new InstanceRingService(config.ring(), kv, config.ingester().id(), () -> 0,
+        new RingMetrics(registry), clock, false, false);
+    QuerySources sources = new QuerySources(config.querier(), config.ingest().enabled(), config.ring().zone(),
+        ring::instanceRing, ring::partitionRing, ring::kvConnected, QuerySources::plaintextChannel);
+    Querier querier = new Querier(config.querier(), sources, new QueryLimits(config.api().maxFetchedSeriesPerQuery(),
+        config.querier().maxFetchedSamplesPerQuery()), new QuerierMetrics(registry), clock);
+    HttpRouter router = new HttpRouter();
+    new PrometheusHttpApi(querier, config.tenants()).register(router);
+    new RemoteReadApi(querier, config.tenants(), config.api()).register(router);
+    RingPages.register(router, ring::instanceRing, ring::partitionRing, ring::kvConnected);
+    HttpServer http = new HttpServer(config.server(), router, requestMetrics);
+    ServiceManager services = new ServiceManager(List.of(kv, ring, sources, http));
+    OpsEndpoints.register(router, registry, services, flags, Version.VERSION);
+    return new Weir(registry, services, null, null, http, gc, List.of());
+  }
+
   public void start() throws Exception {
     services.startAll();
   }
@@ -316,9 +351,14 @@ public final class Weir {
     return registry;
   }
 
+  /** Whether this target runs a gRPC server (block-builder and querier do not). */
+  public boolean servesGrpc() {
+    return grpc != null;
+  }
+
   public int grpcPort() {
     if (grpc == null) {
-      throw new IllegalStateException("target " + "block-builder has no gRPC server");
+      throw new IllegalStateException("this target (block-builder, querier) has no gRPC server");
     }
     return grpc.port();
   }

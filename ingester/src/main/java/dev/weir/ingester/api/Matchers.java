@@ -6,7 +6,7 @@ import dev.weir.storage.tsdb.labels.Matcher;
 import java.util.ArrayList;
 import java.util.List;
 
-/** Converts protobuf label matchers; an invalid regex or type is a client error. Stateless. */
+/** Converts label matchers from and to protobuf; an invalid regex or type is a client error. Stateless. */
 public final class Matchers {
   private Matchers() {}
 
@@ -25,6 +25,21 @@ public final class Matchers {
       } catch (IllegalArgumentException e) {
         throw new ClientErrorException("bad_data", e.getMessage());
       }
+    }
+    return out;
+  }
+
+  /** The protobuf form of matchers, e.g. for a querier's calls to its sources. */
+  public static List<LabelMatcher> toProto(List<Matcher> in) {
+    List<LabelMatcher> out = new ArrayList<>(in.size());
+    for (Matcher m : in) {
+      LabelMatcher.Type type = switch (m.type()) {
+        case EQ -> LabelMatcher.Type.EQ;
+        case NEQ -> LabelMatcher.Type.NEQ;
+        case RE -> LabelMatcher.Type.RE;
+        case NRE -> LabelMatcher.Type.NRE;
+      };
+      out.add(LabelMatcher.newBuilder().setType(type).setName(m.name()).setValue(m.value()).build());
     }
     return out;
   }

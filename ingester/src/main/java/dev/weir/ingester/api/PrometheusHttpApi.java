@@ -1,12 +1,11 @@
 package dev.weir.ingester.api;
 
-import dev.weir.ingester.ingest.ReadConsistency;
-import dev.weir.ingester.push.Ingester;
 import dev.weir.ingester.push.Validator;
 import dev.weir.ingester.server.HttpExchange;
 import dev.weir.ingester.server.HttpRouter;
 import dev.weir.ingester.server.Tenants;
 import dev.weir.storage.errors.ClientErrorException;
+import dev.weir.storage.errors.ServerErrorException;
 import dev.weir.storage.tsdb.head.SeriesChunks;
 import dev.weir.storage.tsdb.labels.Labels;
 import dev.weir.storage.tsdb.labels.Matcher;
@@ -17,6 +16,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Read endpoints in the shape of the Prometheus HTTP API ({@code /api/v1/series},
@@ -25,22 +25,22 @@ import java.util.TreeSet;
  * "timestamps":[...]}}, VictoriaMetrics' export format) for exact verification.
  *
  * <p>The tenant comes from {@code X-Scope-OrgID}; {@code X-Read-Consistency: strong} first waits
- * until every write accepted before the query is readable (Kafka mode). Client errors are
- * answered as Prometheus does:
- * {@code {"status":"error","errorType":"bad_data","error":"..."}}. Thread-safe.
+ * until every write accepted before the query is readable (Kafka mode). Errors are answered as
+ * Prometheus does: {@code {"status":"error","errorType":"bad_data","error":"..."}}, with errorType
+ * {@code bad_data} (400), {@code client_error} (other 4xx, e.g. a query limit's 422) or
+ * {@code unavailable} (503: a server error, e.g. a querier's source failed). The data comes from a
+ * {@link ReadSource}: the local ingester or the querier. Thread-safe.
  */
 public final class PrometheusHttpApi {
   private static final String JSON = "application/json";
   private static final Set<String> GET_POST = Set.of("GET", "POST");
 
-  private final Ingester ingester;
+  private final ReadSource source;
   private final Tenants tenants;
-  private final ReadConsistency consistency;
 
-  public PrometheusHttpApi(Ingester ingester, Tenants tenants, ReadConsistency consistency) {
-    this.ingester = ingester;
+  public PrometheusHttpApi(ReadSource source, Tenants tenants) {
+    this.source = source;
     this.tenants = tenants;
-    this.consistency = consistency;
   }
 
   public void register(HttpRouter router) {
@@ -52,26 +52,31 @@ public final class PrometheusHttpApi {
   }
 
   private interface Endpoint {
-    void serve(HttpExchange ex, String tenant) throws Exception;
+    void serve(HttpExchange ex, ReadSource.Reader reader) throws Exception;
   }
 
   private void guarded(HttpExchange ex, Endpoint e) throws Exception {
     try {
       String tenant = tenants.resolve(ex.header(Tenants.HEADER));
-      if ("strong".equalsIgnoreCase(ex.header("X-Read-Consistency"))) {
-        consistency.awaitStrong();
-      }
-      e.serve(ex, tenant);
+      e.serve(ex, source.reader(tenant, "strong".equalsIgnoreCase(ex.header("X-Read-Consistency"))));
     } catch (ClientErrorException err) {
       if (ex.responded()) {
         throw err;
       }
-      String type = err.httpStatus() == 400 ? "bad_data" : "client_error";
-      StringBuilder sb = new StringBuilder();
-      new JsonWriter(sb).raw("{\"status\":\"error\",\"errorType\":").string(type)
-          .raw(",\"error\":").string(String.valueOf(err.getMessage())).raw('}');
-      ex.respond(err.httpStatus(), JSON, sb.toString().getBytes(StandardCharsets.UTF_8));
+      respondError(ex, err.httpStatus(), err.httpStatus() == 400 ? "bad_data" : "client_error", err.getMessage());
+    } catch (ServerErrorException err) {
+      if (ex.responded()) {
+        throw err;
+      }
+      respondError(ex, 503, "unavailable", err.getMessage());
     }
+  }
+
+  private static void respondError(HttpExchange ex, int status, String type, @Nullable String message) {
+    StringBuilder sb = new StringBuilder();
+    new JsonWriter(sb).raw("{\"status\":\"error\",\"errorType\":").string(type)
+        .raw(",\"error\":").string(String.valueOf(message)).raw('}');
+    ex.respond(status, JSON, sb.toString().getBytes(StandardCharsets.UTF_8));
   }
 
   private record Query(long start, long end, List<List<Matcher>> selectors) {}
@@ -93,11 +98,11 @@ public final class PrometheusHttpApi {
     return new Query(start, end, selectors);
   }
 
-  private void series(HttpExchange ex, String tenant) {
+  private void series(HttpExchange ex, ReadSource.Reader reader) {
     Query q = query(ex, true);
     TreeMap<Labels, Boolean> found = new TreeMap<>();
     for (List<Matcher> sel : q.selectors()) {
-      for (SeriesChunks s : ingester.select(tenant, q.start(), q.end(), sel)) {
+      for (SeriesChunks s : reader.select(q.start(), q.end(), sel)) {
         if (s.samples(q.start(), q.end()).size() > 0) {
           found.put(s.labels(), Boolean.TRUE);
         }
@@ -115,19 +120,19 @@ public final class PrometheusHttpApi {
     respondJson(ex, w.raw("]}"));
   }
 
-  private void labels(HttpExchange ex, String tenant) {
+  private void labels(HttpExchange ex, ReadSource.Reader reader) {
     Query q = query(ex, false);
     TreeSet<String> names = new TreeSet<>();
     if (q.selectors().isEmpty()) {
-      names.addAll(ingester.labelNames(tenant, q.start(), q.end(), List.of()));
+      names.addAll(reader.labelNames(q.start(), q.end(), List.of()));
     }
     for (List<Matcher> sel : q.selectors()) {
-      names.addAll(ingester.labelNames(tenant, q.start(), q.end(), sel));
+      names.addAll(reader.labelNames(q.start(), q.end(), sel));
     }
     respondJson(ex, stringList(names));
   }
 
-  private void labelValues(HttpExchange ex, String tenant) {
+  private void labelValues(HttpExchange ex, ReadSource.Reader reader) {
     String name = ex.pathParam(0);
     if (!Validator.isValidLabelName(name)) {
       throw new ClientErrorException("bad_data", "invalid label name: \"" + name + "\"");
@@ -135,20 +140,20 @@ public final class PrometheusHttpApi {
     Query q = query(ex, false);
     TreeSet<String> values = new TreeSet<>();
     if (q.selectors().isEmpty()) {
-      values.addAll(ingester.labelValues(tenant, name, q.start(), q.end(), List.of()));
+      values.addAll(reader.labelValues(name, q.start(), q.end(), List.of()));
     }
     for (List<Matcher> sel : q.selectors()) {
-      values.addAll(ingester.labelValues(tenant, name, q.start(), q.end(), sel));
+      values.addAll(reader.labelValues(name, q.start(), q.end(), sel));
     }
     respondJson(ex, stringList(values));
   }
 
-  private void export(HttpExchange ex, String tenant) throws Exception {
+  private void export(HttpExchange ex, ReadSource.Reader reader) throws Exception {
     Query q = query(ex, true);
     // Union of the selectors, each series once, in label order.
     TreeMap<Labels, SeriesChunks> found = new TreeMap<>();
     for (List<Matcher> sel : q.selectors()) {
-      for (SeriesChunks s : ingester.select(tenant, q.start(), q.end(), sel)) {
+      for (SeriesChunks s : reader.select(q.start(), q.end(), sel)) {
         found.putIfAbsent(s.labels(), s);
       }
     }

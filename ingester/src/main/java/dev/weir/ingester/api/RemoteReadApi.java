@@ -2,8 +2,6 @@ package dev.weir.ingester.api;
 
 import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.InvalidProtocolBufferException;
-import dev.weir.ingester.ingest.ReadConsistency;
-import dev.weir.ingester.push.Ingester;
 import dev.weir.ingester.server.HttpExchange;
 import dev.weir.ingester.server.HttpRouter;
 import dev.weir.ingester.server.Tenants;
@@ -53,16 +51,15 @@ public final class RemoteReadApi {
    */
   static final int MAX_REQUEST_BYTES = 1 << 20;
 
-  private final Ingester ingester;
+  private final ReadSource source;
   private final Tenants tenants;
   private final ApiLimits limits;
-  private final ReadConsistency consistency;
 
-  public RemoteReadApi(Ingester ingester, Tenants tenants, ApiLimits limits, ReadConsistency consistency) {
-    this.ingester = ingester;
+  /** @param source the local ingester or the querier */
+  public RemoteReadApi(ReadSource source, Tenants tenants, ApiLimits limits) {
+    this.source = source;
     this.tenants = tenants;
     this.limits = limits;
-    this.consistency = consistency;
   }
 
   public void register(HttpRouter router) {
@@ -72,9 +69,7 @@ public final class RemoteReadApi {
   private void serve(HttpExchange ex) throws IOException {
     String tenant = tenants.resolve(ex.header(Tenants.HEADER));
     ReadRequest req = decode(ex.bodyBytes());
-    if ("strong".equalsIgnoreCase(ex.header("X-Read-Consistency"))) {
-      consistency.awaitStrong();
-    }
+    ReadSource.Reader reader = source.reader(tenant, "strong".equalsIgnoreCase(ex.header("X-Read-Consistency")));
     boolean streamed = false;
     for (ReadRequest.ResponseType t : req.getAcceptedResponseTypesList()) {
       if (t == ReadRequest.ResponseType.STREAMED_XOR_CHUNKS) {
@@ -86,9 +81,9 @@ public final class RemoteReadApi {
       }
     }
     if (streamed) {
-      streamChunks(ex, tenant, req);
+      streamChunks(ex, reader, req);
     } else {
-      samples(ex, tenant, req);
+      samples(ex, reader, req);
     }
   }
 
@@ -101,8 +96,8 @@ public final class RemoteReadApi {
     }
   }
 
-  private List<SeriesChunks> select(String tenant, Query q) {
-    List<SeriesChunks> series = ingester.select(tenant, q.getStartTimestampMs(), q.getEndTimestampMs(),
+  private List<SeriesChunks> select(ReadSource.Reader reader, Query q) {
+    List<SeriesChunks> series = reader.select(q.getStartTimestampMs(), q.getEndTimestampMs(),
         Matchers.fromProto(q.getMatchersList()));
     if (limits.maxFetchedSeriesPerQuery() > 0 && series.size() > limits.maxFetchedSeriesPerQuery()) {
       throw new ClientErrorException("query_limit", "the query selects " + series.size() + " series, more than the"
@@ -124,11 +119,11 @@ public final class RemoteReadApi {
     return series;
   }
 
-  private void samples(HttpExchange ex, String tenant, ReadRequest req) throws IOException {
+  private void samples(HttpExchange ex, ReadSource.Reader reader, ReadRequest req) throws IOException {
     ReadResponse.Builder resp = ReadResponse.newBuilder();
     for (Query q : req.getQueriesList()) {
       QueryResult.Builder r = QueryResult.newBuilder();
-      for (SeriesChunks s : select(tenant, q)) {
+      for (SeriesChunks s : select(reader, q)) {
         SeriesChunks.Samples samples = s.samples(q.getStartTimestampMs(), q.getEndTimestampMs());
         if (samples.size() > 0) {
           r.addTimeseries(IngesterGrpcService.toProto(s.labels(), samples));
@@ -140,11 +135,11 @@ public final class RemoteReadApi {
         Map.of("Content-Encoding", "snappy"));
   }
 
-  private void streamChunks(HttpExchange ex, String tenant, ReadRequest req) throws IOException {
+  private void streamChunks(HttpExchange ex, ReadSource.Reader reader, ReadRequest req) throws IOException {
     // Select every query first, so limits fail with a status before the stream starts.
     List<List<SeriesChunks>> selected = new java.util.ArrayList<>();
     for (Query q : req.getQueriesList()) {
-      selected.add(select(tenant, q));
+      selected.add(select(reader, q));
     }
     try (OutputStream out = ex.stream(200, STREAMED_TYPE)) {
       for (int qi = 0; qi < selected.size(); qi++) {

@@ -7,6 +7,7 @@ import dev.weir.ingester.logging.LogConfig;
 import dev.weir.ingester.push.IngesterConfig;
 import dev.weir.ingester.ring.RingConfig;
 import dev.weir.ingester.push.Limits;
+import dev.weir.ingester.querier.QuerierConfig;
 import dev.weir.ingester.server.ServerConfig;
 import dev.weir.ingester.server.Tenants;
 import dev.weir.ingester.storegateway.StoreGatewayConfig;
@@ -21,7 +22,7 @@ import java.util.List;
  * {@code --config.file} YAML, then the command line.
  *
  * @param target which components run: all (single process), ingester, distributor, block-builder,
- *     store-gateway
+ *     store-gateway, querier
  * @param bucketStore the store-gateway's sync and query limits
  */
 public record WeirConfig(
@@ -39,7 +40,8 @@ public record WeirConfig(
     BlockBuilderConfig blockBuilder,
     BucketConfig bucket,
     BucketStoreConfig bucketStore,
-    ShipperConfig shipper) {
+    ShipperConfig shipper,
+    QuerierConfig querier) {
 
   /**
    * The runtime config file and its reload period.
@@ -50,7 +52,7 @@ public record WeirConfig(
 
   /** Targets this build can run. */
   public static final List<String> TARGETS = List.of("all", "ingester", "distributor", "block-builder",
-      "store-gateway");
+      "store-gateway", "querier");
 
   /** All flag definitions, registered on one flag set. */
   public static final class Flags {
@@ -71,13 +73,15 @@ public record WeirConfig(
     private final BlockBuilderConfig.Flags blockBuilder;
     private final BucketConfig.Flags bucket;
     private final StoreGatewayConfig.Flags bucketStore;
+    private final QuerierConfig.Flags querier;
 
     public Flags(FlagSet fs) {
       this.fs = fs;
       target = fs.oneOf("target", "all", TARGETS,
           "Components to run: all (distributor and ingester in one process), ingester, distributor,"
               + " block-builder (Kafka mode: builds blocks from partitions into the bucket), store-gateway"
-              + " (serves the bucket's blocks over the Ingester gRPC API: QueryStream, LabelNames, LabelValues).");
+              + " (serves the bucket's blocks over the Ingester gRPC API: QueryStream, LabelNames, LabelValues),"
+              + " querier (reads ingesters and store-gateways, merged).");
       configFile = fs.string("config.file", "",
           "YAML file with configuration keys; command-line flags override it.");
       log = new LogConfig.Flags(fs);
@@ -96,6 +100,7 @@ public record WeirConfig(
       blockBuilder = new BlockBuilderConfig.Flags(fs);
       bucket = new BucketConfig.Flags(fs);
       bucketStore = new StoreGatewayConfig.Flags(fs);
+      querier = new QuerierConfig.Flags(fs);
     }
 
     public FlagSet flagSet() {
@@ -125,7 +130,7 @@ public record WeirConfig(
       return new WeirConfig(target.get(), log.build(), s, tenants.build(), ing, limits.build(),
           storage.build(ing.dataDir()), ring.build(), ingest.build(), api.build(),
           new RuntimeConfigFile(runtimeFile.get().isEmpty() ? null : Path.of(runtimeFile.get()), runtimePeriod.get()),
-          blockBuilder.build(), bucket.build(), bucketStore.build(), storage.buildShipper());
+          blockBuilder.build(), bucket.build(), bucketStore.build(), storage.buildShipper(), querier.build());
     }
 
     private static String findConfigFile(String[] args) {

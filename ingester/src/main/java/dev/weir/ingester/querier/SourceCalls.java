@@ -1,0 +1,179 @@
+package dev.weir.ingester.querier;
+
+import com.google.common.util.concurrent.Futures;
+import com.google.common.util.concurrent.ListenableFuture;
+import com.google.common.util.concurrent.MoreExecutors;
+import com.google.common.util.concurrent.SettableFuture;
+import dev.weir.ingester.server.GrpcInterceptors;
+import dev.weir.proto.ingester.IngesterGrpc;
+import dev.weir.proto.ingester.QueryRequest;
+import dev.weir.proto.ingester.QueryStreamResponse;
+import dev.weir.proto.prompb.TimeSeries;
+import dev.weir.storage.errors.ClientErrorException;
+import dev.weir.storage.errors.ServerErrorException;
+import io.grpc.Metadata;
+import io.grpc.Status;
+import io.grpc.stub.ClientCallStreamObserver;
+import io.grpc.stub.ClientResponseObserver;
+import io.grpc.stub.MetadataUtils;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Calls many sources at once and waits for all: each call carries the tenant
+ * ({@code x-scope-orgid}), a strong read ({@code x-read-consistency: strong}) when asked and the
+ * callee is an ingester, and the {@code querier.timeout} deadline. The first source to fail fails
+ * the whole query (no partial results) and the other calls are cancelled: a client error the source
+ * reported keeps its status (400, 429), anything else is a server error (503); both name the
+ * source. Thread-safe.
+ */
+final class SourceCalls {
+  /** One call to make: where, the source's kind ({@code ingester} or {@code store-gateway}), what. */
+  record Call<Q>(QuerySources.Source source, String kind, Q request) {}
+
+  /** Starts one call on a stub that already carries the metadata and deadline. */
+  @FunctionalInterface
+  interface Invoker<Q, R> {
+    ListenableFuture<R> start(IngesterGrpc.IngesterStub stub, IngesterGrpc.IngesterFutureStub futureStub, Q request);
+  }
+
+  private final QuerySources sources;
+  private final Duration timeout;
+  private final QuerierMetrics metrics;
+
+  SourceCalls(QuerySources sources, Duration timeout, QuerierMetrics metrics) {
+    this.sources = sources;
+    this.timeout = timeout;
+    this.metrics = metrics;
+  }
+
+  /** The results of every call, in call order. */
+  <Q, R> List<R> all(String method, String tenant, boolean strong, List<Call<Q>> calls, Invoker<Q, R> invoker) {
+    List<ListenableFuture<R>> futures = new ArrayList<>(calls.size());
+    for (Call<Q> c : calls) {
+      Metadata md = new Metadata();
+      md.put(GrpcInterceptors.ORG_ID, tenant);
+      if (strong && c.kind().equals("ingester")) {
+        md.put(GrpcInterceptors.READ_CONSISTENCY, "strong");
+      }
+      var channel = sources.channel(c.source().address());
+      var attach = MetadataUtils.newAttachHeadersInterceptor(md);
+      long start = System.nanoTime();
+      ListenableFuture<R> f = invoker.start(
+          IngesterGrpc.newStub(channel).withInterceptors(attach)
+              .withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS),
+          IngesterGrpc.newFutureStub(channel).withInterceptors(attach)
+              .withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS),
+          c.request());
+      f.addListener(() -> metrics.sourceCall(c.kind(), method, code(f), System.nanoTime() - start),
+          MoreExecutors.directExecutor());
+      futures.add(f);
+    }
+    try {
+      return Futures.allAsList(futures).get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new ServerErrorException("interrupted while querying " + calls.size() + " sources", e);
+    } catch (ExecutionException e) {
+      throw firstFailure(method, calls, futures);
+    } finally {
+      futures.forEach(f -> f.cancel(true));
+    }
+  }
+
+  private static String code(ListenableFuture<?> f) {
+    try {
+      Futures.getDone(f);
+      return Status.Code.OK.name();
+    } catch (ExecutionException e) {
+      // A limit stops a stream by cancelling it.
+      return e.getCause() instanceof ClientErrorException ? Status.Code.CANCELLED.name()
+          : Status.fromThrowable(e.getCause()).getCode().name();
+    } catch (RuntimeException e) {
+      return Status.Code.CANCELLED.name();
+    }
+  }
+
+  /** The error of the first call (in call order) that failed, naming its source. */
+  private <Q> RuntimeException firstFailure(String method, List<Call<Q>> calls,
+      List<? extends ListenableFuture<?>> futures) {
+    for (int i = 0; i < futures.size(); i++) {
+      ListenableFuture<?> f = futures.get(i);
+      if (!f.isDone() || f.isCancelled()) {
+        continue;
+      }
+      try {
+        Futures.getDone(f);
+      } catch (ExecutionException e) {
+        return describe(method, calls.get(i).source(), e.getCause());
+      }
+    }
+    return new ServerErrorException(method + " failed on one of " + calls.size() + " sources");
+  }
+
+  private RuntimeException describe(String method, QuerySources.Source source, Throwable cause) {
+    if (cause instanceof ClientErrorException c) {
+      return c;
+    }
+    Status s = Status.fromThrowable(cause);
+    String what = source.name() + ": " + method + " failed: " + s.getCode()
+        + (s.getDescription() == null ? "" : " " + s.getDescription());
+    return switch (s.getCode()) {
+      case INVALID_ARGUMENT -> new ClientErrorException("bad_data", what, 400);
+      case RESOURCE_EXHAUSTED -> new ClientErrorException("source_limit", what, 429);
+      case DEADLINE_EXCEEDED -> new ServerErrorException(source.name() + ": " + method + " did not answer within "
+          + timeout + " (--querier.timeout)", cause);
+      default -> new ServerErrorException(what, cause);
+    };
+  }
+
+  /** QueryStream's series, collected; the stream is cancelled once it alone passes a limit. */
+  static Invoker<QueryRequest, List<TimeSeries>> queryStream(QueryLimits limits) {
+    return (stub, futureStub, request) -> {
+      SettableFuture<List<TimeSeries>> result = SettableFuture.create();
+      stub.queryStream(request, new ClientResponseObserver<QueryRequest, QueryStreamResponse>() {
+        private final List<TimeSeries> series = new ArrayList<>();
+        private long samples;
+        private ClientCallStreamObserver<QueryRequest> call;
+
+        @Override
+        public void beforeStart(ClientCallStreamObserver<QueryRequest> requestStream) {
+          call = requestStream;
+          result.addListener(() -> {
+            if (result.isCancelled()) {
+              requestStream.cancel("query cancelled", null);
+            }
+          }, MoreExecutors.directExecutor());
+        }
+
+        @Override
+        public void onNext(QueryStreamResponse value) {
+          series.addAll(value.getTimeseriesList());
+          for (TimeSeries ts : value.getTimeseriesList()) {
+            samples += ts.getSamplesCount();
+          }
+          try {
+            limits.check(series.size(), samples);
+          } catch (ClientErrorException e) {
+            result.setException(e);
+            call.cancel("over a query limit", null);
+          }
+        }
+
+        @Override
+        public void onError(Throwable t) {
+          result.setException(t);
+        }
+
+        @Override
+        public void onCompleted() {
+          result.set(series);
+        }
+      });
+      return result;
+    };
+  }
+}
