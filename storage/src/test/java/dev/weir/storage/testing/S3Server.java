@@ -77,7 +77,7 @@ public final class S3Server implements AutoCloseable {
 
   private void launch() throws Exception {
     List<String> cmd = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m",
-        "-XX:+UseSerialGC", "-cp", lib() + "/*", "org.gaul.s3proxy.Main", "--properties",
+        "-XX:+UseSerialGC", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", lib() + "/*", "org.gaul.s3proxy.Main", "--properties",
         dir.resolve("s3proxy.properties").toString());
     process = new ProcessBuilder(cmd).redirectErrorStream(true)
         .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("s3proxy.log").toFile())).start();
