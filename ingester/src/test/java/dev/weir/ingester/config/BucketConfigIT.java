@@ -7,11 +7,11 @@ import dev.weir.storage.bucket.Bucket;
 import dev.weir.storage.bucket.S3Bucket;
 import dev.weir.storage.testing.S3Server;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The blocks-storage.s3.* flags open a real S3 bucket (S3Proxy), and a wrong secret or a missing
@@ -19,10 +19,11 @@ import org.junit.jupiter.api.Test;
  */
 class BucketConfigIT {
   static S3Server server;
+  @TempDir static Path serverDir;
 
   @BeforeAll
   static void startServer() throws Exception {
-    server = S3Server.start(Files.createTempDirectory("weir-s3proxy"));
+    server = S3Server.start(serverDir);
     server.createBucket("weir-blocks");
   }
 

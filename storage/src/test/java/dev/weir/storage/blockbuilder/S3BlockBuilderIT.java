@@ -36,12 +36,13 @@ import org.junit.jupiter.api.io.TempDir;
 class S3BlockBuilderIT {
   static final long HOUR = 3_600_000L;
   static S3Server server;
+  @TempDir static Path serverDir;
 
   @TempDir Path dir;
 
   @BeforeAll
   static void startServer() throws Exception {
-    server = S3Server.start(Files.createTempDirectory("weir-s3proxy"));
+    server = S3Server.start(serverDir);
   }
 
   @AfterAll

@@ -38,6 +38,7 @@ class S3BucketFaultsIT {
   static final long PART = S3BucketConfig.MIN_PART_SIZE;
   static final AtomicInteger BUCKETS = new AtomicInteger();
   static S3Server server;
+  @TempDir static Path serverDir;
 
   @TempDir Path tmp;
   final SimpleMeterRegistry registry = new SimpleMeterRegistry();
@@ -47,7 +48,7 @@ class S3BucketFaultsIT {
 
   @BeforeAll
   static void startServer() throws Exception {
-    server = S3Server.start(Files.createTempDirectory("weir-s3proxy"));
+    server = S3Server.start(serverDir);
   }
 
   @AfterAll

@@ -7,7 +7,6 @@ import dev.weir.storage.bucket.Bucket.BlockRef;
 import dev.weir.storage.testing.S3Server;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.file.AccessDeniedException;
-import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.Map;
@@ -17,6 +16,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import software.amazon.awssdk.core.sync.RequestBody;
 import software.amazon.awssdk.services.s3.S3Client;
 
@@ -28,14 +28,13 @@ import software.amazon.awssdk.services.s3.S3Client;
 class S3BucketIT extends BucketContract {
   static final AtomicInteger BUCKETS = new AtomicInteger();
   static S3Server server;
-  static Path serverDir;
+  @TempDir static Path serverDir;
 
   final SimpleMeterRegistry registry = new SimpleMeterRegistry();
   String bucketName;
 
   @BeforeAll
   static void startServer() throws Exception {
-    serverDir = Files.createTempDirectory("weir-s3proxy");
     server = S3Server.start(serverDir);
   }
 
