@@ -279,6 +279,9 @@ class HelmChartTest {
     wrong.put("distributor.replica", 3);
     wrong.put("querier.storeGatewayAddresses[0]", "sg-0");
     wrong.put("runtimeOverrides.tenant-a.ingestion_rat", 5);
+    wrong.put("blocksStorage.backend", "gcs");
+    wrong.put("blocksStorage.s3.endpoint", "https://minio:9000");
+    wrong.put("blocksStorage.s3.bucketLookupType", "dns");
     for (Map.Entry<String, Object> e : wrong.entrySet()) {
       assertThatThrownBy(() -> template(null, Map.of(e.getKey(), e.getValue())))
           .as("%s=%s", e.getKey(), e.getValue())
@@ -286,6 +289,28 @@ class HelmChartTest {
     }
     assertThatThrownBy(() -> template(null, Map.of("ingester.replicas", 10)))
         .hasMessageContaining("kafka.autoCreateTopicPartitions (3) must be at least ingester.replicas (10)");
+    assertThatThrownBy(() -> template(null, Map.of("blocksStorage.backend", "s3", "blocksStorage.s3.endpoint",
+        "minio:9000"))).hasMessageContaining("blocksStorage.s3.endpoint and blocksStorage.s3.bucketName are required");
+  }
+
+  @Test
+  void theS3BackendGivesTheBlockBuildersTheBucketAndTheSecretsKeysAsAwsVariables() {
+    List<HasMetadata> objects = objects(MULTI_ZONE);
+    StatefulSet builders = ofType(objects, StatefulSet.class).stream()
+        .filter(s -> s.getMetadata().getName().equals("weir-block-builder")).findFirst().orElseThrow();
+    PodSpec pod = builders.getSpec().getTemplate().getSpec();
+    Container c = pod.getContainers().get(0);
+    Map<String, String> secretRefs = new LinkedHashMap<>();
+    c.getEnv().stream().filter(e -> e.getName().startsWith("AWS_")).forEach(e -> secretRefs.put(e.getName(),
+        e.getValueFrom().getSecretKeyRef().getName() + "/" + e.getValueFrom().getSecretKeyRef().getKey()));
+    assertThat(secretRefs).containsExactly(Map.entry("AWS_ACCESS_KEY_ID", "weir-s3-credentials/access-key-id"),
+        Map.entry("AWS_SECRET_ACCESS_KEY", "weir-s3-credentials/secret-access-key"));
+    assertThat(c.getArgs()).noneMatch(a -> a.contains("blocks-storage"));
+    assertThat(pod.getVolumes()).noneMatch(v -> v.getName().equals("bucket"));
+    String config = ofType(objects, ConfigMap.class).stream().map(m -> m.getData().get("weir.yaml"))
+        .filter(java.util.Objects::nonNull).findFirst().orElseThrow();
+    assertThat(config).contains("blocks-storage.backend: s3", "blocks-storage.s3.endpoint: \"s3.eu-west-1.amazonaws.com\"",
+        "blocks-storage.s3.bucket-name: \"weir-blocks\"", "blocks-storage.s3.region: \"eu-west-1\"");
   }
 
   @ParameterizedTest
@@ -329,6 +354,12 @@ class HelmChartTest {
       }
       WeirConfig parsed = new WeirConfig.Flags(new FlagSet()).load(args.toArray(String[]::new));
       assertThat(parsed.target()).isEqualTo(c.getName());
+      if (c.getName().equals("block-builder")) {
+        // The multi-zone values build into S3: the bucket flags parse and validate.
+        assertThat(parsed.bucket().s3()).isNotNull();
+        assertThat(parsed.bucket().s3().endpointUrl()).isEqualTo("https://s3.eu-west-1.amazonaws.com");
+        assertThat(parsed.bucket().s3().pathStyle()).isFalse();
+      }
       assertThat(parsed.ingest().enabled()).isTrue();
       assertThat(parsed.ring().kv().store()).isEqualTo("etcd");
       assertThat(parsed.runtimeConfig().file()).isEqualTo(runtime);

@@ -34,6 +34,7 @@ public final class BlockBuilderService implements Service {
   private final long blockRangeMillis;
   private final MeterRegistry registry;
   private @Nullable BatchingConsumer consumer;
+  private @Nullable Bucket bucket;
 
   public BlockBuilderService(BlockBuilderConfig config, BucketConfig bucketConfig, KafkaConfig kafka,
       List<Integer> partitions, Path dataDir, long blockRangeMillis, MeterRegistry registry) {
@@ -53,7 +54,8 @@ public final class BlockBuilderService implements Service {
 
   @Override
   public void start() throws Exception {
-    Bucket bucket = bucketConfig.open();
+    Bucket bucket = bucketConfig.open(registry);
+    this.bucket = bucket;
     BlockBuilderSink sink = new BlockBuilderSink(bucket, dataDir.resolve("block-builder-staging"), blockRangeMillis,
         kafka.topic(), registry);
     BatchConfig bc = new BatchConfig(kafka.address(), kafka.topic(), kafka.clientId(), config.consumerGroup(),
@@ -87,6 +89,13 @@ public final class BlockBuilderService implements Service {
     BatchingConsumer c = consumer;
     if (c != null) {
       c.close();
+    }
+    if (bucket instanceof AutoCloseable closeable) {
+      try {
+        closeable.close(); // the S3 client's connections
+      } catch (Exception e) {
+        log.warn("msg=\"cannot close the bucket\" err=\"{}\"", e.getMessage());
+      }
     }
   }
 }

@@ -26,12 +26,14 @@ public final class ShipperService implements Service {
   private final Tsdb tsdb;
   private final ShippedBlocks shipped;
   private final ShipperMetrics metrics;
+  private final MeterRegistry registry;
   private final LongSupplier wallClock;
   private @Nullable Shipper shipper;
 
   private ShipperService(ShipperConfig config, BucketConfig bucketConfig, Tsdb tsdb, ShippedBlocks shipped,
-      ShipperMetrics metrics, LongSupplier wallClock) {
+      ShipperMetrics metrics, MeterRegistry registry, LongSupplier wallClock) {
     this.config = config;
+    this.registry = registry;
     this.bucketConfig = bucketConfig;
     this.tsdb = tsdb;
     this.shipped = shipped;
@@ -47,7 +49,7 @@ public final class ShipperService implements Service {
       MeterRegistry registry, LongSupplier wallClock) {
     ShippedBlocks shipped = new ShippedBlocks(tsdb.config());
     tsdb.retentionGate(shipped);
-    return new ShipperService(config, bucketConfig, tsdb, shipped, new ShipperMetrics(registry), wallClock);
+    return new ShipperService(config, bucketConfig, tsdb, shipped, new ShipperMetrics(registry), registry, wallClock);
   }
 
   @Override
@@ -59,7 +61,7 @@ public final class ShipperService implements Service {
   public void start() {
     // The bucket is opened by the shipper's first round: one unreachable at start must not stop
     // the ingester from starting.
-    Shipper s = new Shipper(config, tsdb, bucketConfig::open, shipped, metrics, wallClock);
+    Shipper s = new Shipper(config, tsdb, () -> bucketConfig.open(registry), shipped, metrics, wallClock);
     s.start();
     shipper = s;
   }

@@ -25,6 +25,7 @@ public final class StoreGatewayService implements Service {
   private final BucketStoreConfig config;
   private final BucketConfig bucketConfig;
   private final BucketStoreMetrics metrics;
+  private final MeterRegistry registry;
   private volatile @Nullable BucketStore store;
   private volatile @Nullable BucketStoreSyncer syncer;
 
@@ -32,6 +33,7 @@ public final class StoreGatewayService implements Service {
     this.config = config;
     this.bucketConfig = bucketConfig;
     this.metrics = new BucketStoreMetrics(registry);
+    this.registry = registry;
   }
 
   @Override
@@ -41,7 +43,7 @@ public final class StoreGatewayService implements Service {
 
   @Override
   public void start() throws Exception {
-    BucketStore s = new BucketStore(config, bucketConfig.open(), metrics, System::currentTimeMillis);
+    BucketStore s = new BucketStore(config, bucketConfig.open(registry), metrics, System::currentTimeMillis);
     BucketStoreSyncer sync = new BucketStoreSyncer(s);
     log.info("msg=\"store-gateway starting\" bucket={} syncDir={} syncInterval={}", s.describeBucket(),
         config.syncDir(), config.syncInterval());

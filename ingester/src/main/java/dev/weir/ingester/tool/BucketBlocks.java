@@ -43,7 +43,7 @@ final class BucketBlocks {
       throw ToolException.failure("bucket directory " + config.filesystemDir() + " does not exist"
           + " (--blocks-storage.filesystem.dir)");
     }
-    return config.open();
+    return config.open(new io.micrometer.core.instrument.simple.SimpleMeterRegistry());
   }
 
   /** The bucket's complete blocks, of the chosen tenant if any. */

@@ -147,7 +147,7 @@ public final class FilesystemBucket implements Bucket {
   private Path file(String tenant, String id, String file) {
     checkId(id);
     Path dir = root.resolve(checkTenant(tenant)).resolve(id);
-    Path f = dir.resolve(file).normalize();
+    Path f = dir.resolve(BlockPaths.checkFile(file)).normalize();
     if (!f.startsWith(dir) || file.isEmpty()) {
       throw new IllegalArgumentException("not a file of the block: " + file);
     }
@@ -164,16 +164,11 @@ public final class FilesystemBucket implements Bucket {
   }
 
   private static String checkTenant(String tenant) {
-    if (tenant.isEmpty() || tenant.startsWith(".") || tenant.contains("/") || tenant.contains("\\")) {
-      throw new IllegalArgumentException("tenant ID cannot name a bucket directory: " + tenant);
-    }
-    return tenant;
+    return BlockPaths.checkTenant(tenant);
   }
 
   private static void checkId(String id) {
-    if (!Ulid.isUlid(id)) {
-      throw new IllegalArgumentException("block ID is not a ULID: " + id);
-    }
+    BlockPaths.checkId(id);
   }
 
   private static void copySynced(Path from, Path to) throws IOException {
