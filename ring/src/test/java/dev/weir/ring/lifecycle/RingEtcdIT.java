@@ -81,7 +81,12 @@ class RingEtcdIT {
         assertThat(r.healthy(r.get("ingester-0"))).isTrue();
         assertThat(r.healthy(r.get("ingester-2"))).isTrue();
       });
-      assertThat(System.currentTimeMillis() - stoppedAt).isGreaterThanOrEqualTo(800);
+      // Unhealthy because its heartbeats stopped at the close, not for another reason: the last
+      // one it wrote is from before the close (what the others wrote since is newer).
+      InstanceRing after = new InstanceRing(watcher.current(), System.currentTimeMillis(), 1_000);
+      assertThat(after.get("ingester-1").getHeartbeatTimestamp()).isLessThanOrEqualTo(stoppedAt);
+      await().untilAsserted(() -> assertThat(watcher.current().getInstancesMap().get("ingester-0")
+          .getHeartbeatTimestamp()).isGreaterThan(stoppedAt));
     } finally {
       watcher.close();
       for (InstanceLifecycler l : lifecyclers) {
