@@ -64,16 +64,7 @@ public final class KafkaBroker implements AutoCloseable {
 
   /** The jars of the broker, resolved by the storage/kafka-broker module. */
   public static Path lib() {
-    String root = System.getProperty("weir.repo.root");
-    Path start = root != null ? Path.of(root) : Path.of("").toAbsolutePath();
-    for (Path p = start; p != null; p = p.getParent()) {
-      Path lib = p.resolve("storage/kafka-broker/target/lib");
-      if (Files.isDirectory(lib)) {
-        return lib;
-      }
-    }
-    throw new IllegalStateException("storage/kafka-broker/target/lib not found above " + start
-        + ": build from the repository root (mvn verify builds the kafka-broker module first)");
+    return ModuleLib.of("storage/kafka-broker");
   }
 
   private static int free() throws IOException {

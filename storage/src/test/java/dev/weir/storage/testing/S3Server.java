@@ -63,16 +63,7 @@ public final class S3Server implements AutoCloseable {
 
   /** The jars of S3Proxy, resolved by the storage/s3-server module. */
   public static Path lib() {
-    String root = System.getProperty("weir.repo.root");
-    Path start = root != null ? Path.of(root) : Path.of("").toAbsolutePath();
-    for (Path p = start; p != null; p = p.getParent()) {
-      Path lib = p.resolve("storage/s3-server/target/lib");
-      if (Files.isDirectory(lib)) {
-        return lib;
-      }
-    }
-    throw new IllegalStateException("storage/s3-server/target/lib not found above " + start
-        + ": build from the repository root (mvn verify builds the s3-server module first)");
+    return ModuleLib.of("storage/s3-server");
   }
 
   private void launch() throws Exception {
