@@ -110,3 +110,12 @@ securityContext:
   readOnlyRootFilesystem: true
   capabilities: {drop: [ALL]}
 {{- end -}}
+
+{{/*
+The volume source of the filesystem bucket for a component: bucket.volume, else the component's
+own (older) bucketVolume value; empty when neither is set. Call with (dict "root" $ "own" <value>).
+*/}}
+{{- define "weir.bucketVolume" -}}
+{{- $v := .root.Values.bucket.volume | default .own -}}
+{{- if $v }}{{ toYaml $v }}{{ end -}}
+{{- end -}}
