@@ -402,7 +402,7 @@ class HelmChartTest {
       assertThat(parsed.ring().kv().store()).isEqualTo("etcd");
       assertThat(parsed.runtimeConfig().file()).isEqualTo(runtime);
       if (c.getName().equals("compactor")) {
-        assertThat(parsed.compactor().retentionPeriod()).isEqualTo(java.time.Duration.ofDays(365));
+        assertThat(parsed.limits().compactorBlocksRetentionPeriod()).isEqualTo(java.time.Duration.ofDays(365));
       }
       if (c.getName().equals("store-gateway")) {
         assertThat(parsed.bucketStore().syncDir()).isEqualTo(Path.of("/data/tsdb-sync"));

@@ -59,7 +59,6 @@ import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
 import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
@@ -306,12 +305,13 @@ public final class Weir {
    */
   private static Weir createCompactor(WeirConfig config, FlagSet flags, PrometheusMeterRegistry registry,
       JvmGcMetrics gc, LongSupplier clock) {
-    Duration retention = config.compactor().retentionPeriod();
-    CompactorService compactor = new CompactorService(config.compactor(), config.bucket(), tenant -> retention,
-        registry, clock);
+    RuntimeConfig limits = new RuntimeConfig(config.runtimeConfig().file(), config.runtimeConfig().period(),
+        config.limits(), registry);
+    CompactorService compactor = new CompactorService(config.compactor(), config.bucket(),
+        tenant -> limits.apply(tenant).compactorBlocksRetentionPeriod(), registry, clock);
     HttpRouter router = new HttpRouter();
     HttpServer http = new HttpServer(config.server(), router, new RequestMetrics(registry));
-    ServiceManager services = new ServiceManager(List.of(compactor, http));
+    ServiceManager services = new ServiceManager(List.of(limits, compactor, http));
     OpsEndpoints.register(router, registry, services, flags, Version.VERSION);
     return new Weir(registry, services, null, null, http, gc, List.of());
   }

@@ -22,15 +22,18 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The built jar with {@code --target=compactor} and a store-gateway on one filesystem bucket: a
  * block past retention is marked, the store-gateway stops serving it while its files are still in
- * the bucket, and a compactor whose deletion delay has passed deletes it; a recent block stays.
+ * the bucket, and a compactor whose deletion delay has passed deletes it; a recent block stays, and
+ * so does an old block of a tenant whose runtime override keeps blocks forever.
  */
 class CompactorIT {
   @TempDir Path dir;
 
-  String[] compactor(Path bucket, String delay) {
+  String[] compactor(Path bucket, String delay) throws Exception {
+    Path runtime = java.nio.file.Files.writeString(dir.resolve("runtime.yaml"),
+        "overrides:\n  forever:\n    compactor_blocks_retention_period: 0s\n");
     return new String[] {"--target=compactor", "--blocks-storage.filesystem.dir=" + bucket,
         "--compactor.blocks-retention-period=24h", "--compactor.deletion-delay=" + delay,
-        "--compactor.cleanup-interval=1s"};
+        "--compactor.cleanup-interval=1s", "--runtime-config.file=" + runtime};
   }
 
   @Test
@@ -45,11 +48,13 @@ class CompactorIT {
         .upload(bucket, dir.resolve("scratch"), "t", oldStart, oldStart + 2 * HOUR, 1);
     String recent = new TestBlocks.Builder().addRange(up, recentStart, recentStart + 2 * HOUR, 60_000, ts -> 2)
         .upload(bucket, dir.resolve("scratch"), "t", recentStart, recentStart + 2 * HOUR, 2);
+    String kept = new TestBlocks.Builder().addRange(up, oldStart, oldStart + 2 * HOUR, 60_000, ts -> 3)
+        .upload(bucket, dir.resolve("scratch"), "forever", oldStart, oldStart + 2 * HOUR, 3);
 
     try (WeirProcess sg = WeirProcess.start(dir.resolve("sg"), "--target=store-gateway",
         "--blocks-storage.filesystem.dir=" + root, "--blocks-storage.bucket-store.sync-dir=" + dir.resolve("sync"),
         "--blocks-storage.bucket-store.sync-interval=1s")) {
-      assertThat(sg.metric("weir_bucket_store_blocks_loaded")).isEqualTo(2);
+      assertThat(sg.metric("weir_bucket_store_blocks_loaded")).isEqualTo(3);
       ManagedChannel channel = NettyChannelBuilder.forTarget(sg.grpcTarget()).usePlaintext().build();
       try {
         IngesterGrpc.IngesterBlockingStub stub = StoreGatewayIT.stub(channel, "t");
@@ -59,16 +64,17 @@ class CompactorIT {
         try (WeirProcess c = WeirProcess.start(dir.resolve("c1"), compactor(root, "12h"))) {
           await().atMost(30, TimeUnit.SECONDS).until(() -> DeletionMark.read(bucket, "t", old) != null);
           assertThat(c.metric("weir_compactor_blocks_marked_for_deletion_total{reason=\"retention\"}")).isEqualTo(1);
-          await().atMost(30, TimeUnit.SECONDS).until(() -> sg.metric("weir_bucket_store_blocks_loaded") == 1);
+          await().atMost(30, TimeUnit.SECONDS).until(() -> sg.metric("weir_bucket_store_blocks_loaded") == 2);
           assertThat(bucket.list()).as("marked, not deleted within the delay").extracting(Bucket.BlockRef::id)
-              .containsExactly(old, recent);
+              .containsExactlyInAnyOrder(old, recent, kept);
+          assertThat(DeletionMark.read(bucket, "forever", kept)).as("the tenant's override keeps it").isNull();
           assertThat(StoreGatewayIT.query(stub, oldStart, now, null)).as("only the recent block is served")
               .hasSize(1).allSatisfy(s -> assertThat(s.getSamplesCount()).isEqualTo(120));
           assertThat(c.metric("weir_compactor_blocks_cleaned_total")).isZero();
         }
         try (WeirProcess c = WeirProcess.start(dir.resolve("c2"), compactor(root, "0s"))) {
-          await().atMost(30, TimeUnit.SECONDS).until(() -> bucket.list().size() == 1);
-          assertThat(bucket.list()).extracting(Bucket.BlockRef::id).containsExactly(recent);
+          await().atMost(30, TimeUnit.SECONDS).until(() -> bucket.list().size() == 2);
+          assertThat(bucket.list()).extracting(Bucket.BlockRef::id).containsExactlyInAnyOrder(recent, kept);
           assertThat(root.resolve("t").resolve(old)).doesNotExist();
           assertThat(c.metric("weir_compactor_blocks_cleaned_total")).isEqualTo(1);
           assertThat(c.metric("weir_compactor_block_cleanup_failures_total")).isZero();

@@ -8,22 +8,18 @@ import java.time.Duration;
 
 /**
  * Flag definitions of the compactor's {@link BlocksCleanerConfig}, with Mimir's
- * {@code compactor.*} names; the bucket itself is {@link dev.weir.ingester.config.BucketConfig}.
+ * {@code compactor.*} names; the bucket itself is {@link dev.weir.ingester.config.BucketConfig}, the
+ * retention a per-tenant limit ({@link dev.weir.ingester.push.Limits}).
  */
 public final class CompactorConfig {
   private CompactorConfig() {}
 
   /** Flag definitions. */
   public static final class Flags {
-    private final Flag<Duration> retention;
     private final Flag<Duration> deletionDelay;
     private final Flag<Duration> cleanupInterval;
 
     public Flags(FlagSet fs) {
-      retention = fs.duration("compactor.blocks-retention-period", Duration.ZERO, "Delete blocks from the bucket"
-          + " once all their samples are older than this (--target=compactor): a block is marked for deletion"
-          + " (deletion-mark.json), store-gateways stop serving it at their next sync, and it is deleted after"
-          + " --compactor.deletion-delay. 0 keeps blocks forever.");
       deletionDelay = fs.duration("compactor.deletion-delay", BlocksCleanerConfig.DEFAULT_DELETION_DELAY,
           "How long a block marked for deletion stays in the bucket before it is deleted. Keep it well above"
               + " --blocks-storage.bucket-store.sync-interval plus the longest query, so no store-gateway reads a"
@@ -34,7 +30,7 @@ public final class CompactorConfig {
 
     public BlocksCleanerConfig build() throws ConfigException {
       try {
-        return new BlocksCleanerConfig(retention.get(), deletionDelay.get(), cleanupInterval.get());
+        return new BlocksCleanerConfig(deletionDelay.get(), cleanupInterval.get());
       } catch (IllegalArgumentException e) {
         throw new ConfigException(e.getMessage());
       }

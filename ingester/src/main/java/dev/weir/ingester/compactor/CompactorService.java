@@ -37,7 +37,7 @@ public final class CompactorService implements Service {
   private volatile boolean stopped;
   private @Nullable BlocksCleaner cleaner;
 
-  /** @param retention a tenant's retention (the flag, or a per-tenant override) */
+  /** @param retention a tenant's retention (the flag, or its runtime override), asked at every run */
   public CompactorService(BlocksCleanerConfig config, BucketConfig bucketConfig, Function<String, Duration> retention,
       MeterRegistry registry, LongSupplier clock) {
     this.config = config;
@@ -55,8 +55,8 @@ public final class CompactorService implements Service {
 
   @Override
   public void start() {
-    log.info("msg=\"compactor starting\" retention={} deletionDelay={} cleanupInterval={}", config.retentionPeriod(),
-        config.deletionDelay(), config.cleanupInterval());
+    log.info("msg=\"compactor starting\" deletionDelay={} cleanupInterval={}", config.deletionDelay(),
+        config.cleanupInterval());
     thread.start();
   }
 

@@ -35,7 +35,7 @@ class BlocksCleanerTest {
   @BeforeEach
   void setUp() throws IOException {
     bucket = new FilesystemBucket(dir.resolve("bucket"));
-    cleaner = new BlocksCleaner(new BlocksCleanerConfig(RETENTION, DELAY, Duration.ofMinutes(15)), bucket,
+    cleaner = new BlocksCleaner(new BlocksCleanerConfig(DELAY, Duration.ofMinutes(15)), bucket,
         tenant -> tenant.equals("forever") ? Duration.ZERO : RETENTION, new BlocksCleanerMetrics(registry), now::get);
   }
 
