@@ -10,12 +10,16 @@ import dev.weir.storage.testing.TestBlocks;
 import dev.weir.storage.tsdb.labels.Labels;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -113,6 +117,39 @@ class BlocksCleanerTest {
     assertThat(blockDir).doesNotExist();
     assertThat(upload).as("an upload in progress is its writer's business").exists();
     assertThat(bucket.listIncomplete()).extracting(Bucket.BlockRef::id).doesNotContain(old);
+  }
+
+  @Test
+  void aBlockThatCannotBeMarkedIsCountedAndRetriedWhileTheOthersAreHandled() throws IOException {
+    String stuck = block("t", 10 * HOUR, 12 * HOUR, 1);
+    String other = block("t", 20 * HOUR, 22 * HOUR, 2);
+    Set<String> refused = new HashSet<>(Set.of(stuck));
+    Bucket failing = (Bucket) Proxy.newProxyInstance(Bucket.class.getClassLoader(), new Class<?>[] {Bucket.class},
+        (proxy, method, args) -> {
+          if (method.getName().equals("putFile") && refused.contains((String) args[1])) {
+            throw new IOException("permission denied");
+          }
+          try {
+            return method.invoke(bucket, args);
+          } catch (InvocationTargetException e) {
+            throw e.getCause();
+          }
+        });
+    BlocksCleaner c = new BlocksCleaner(new BlocksCleanerConfig(DELAY, Duration.ofMinutes(15)), failing,
+        tenant -> RETENTION, new BlocksCleanerMetrics(registry), now::get);
+
+    assertThat(c.runOnce()).isEqualTo(new BlocksCleaner.Result(1, 0, 1));
+    assertThat(DeletionMark.read(bucket, "t", other)).isNotNull();
+    assertThat(DeletionMark.read(bucket, "t", stuck)).isNull();
+    assertThat(counter("weir.compactor.block.cleanup.failures")).isEqualTo(1);
+    assertThat(counter("weir.compactor.block.cleanup.failed")).isEqualTo(1);
+    assertThat(registry.get("weir.compactor.block.cleanup.last.successful.run.timestamp.seconds").gauge().value())
+        .as("no successful run yet").isZero();
+
+    refused.clear();
+    assertThat(c.runOnce()).isEqualTo(new BlocksCleaner.Result(1, 0, 0));
+    assertThat(DeletionMark.read(bucket, "t", stuck)).isNotNull();
+    assertThat(counter("weir.compactor.block.cleanup.completed")).isEqualTo(1);
   }
 
   @Test
