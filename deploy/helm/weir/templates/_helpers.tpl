@@ -110,3 +110,27 @@ securityContext:
   readOnlyRootFilesystem: true
   capabilities: {drop: [ALL]}
 {{- end -}}
+
+{{/*
+The volume source of the filesystem bucket for a component: bucket.volume, else the component's
+own (older) bucketVolume value; empty when neither is set. Call with (dict "root" $ "own" <value>).
+*/}}
+{{- define "weir.bucketVolume" -}}
+{{- $v := .root.Values.bucket.volume | default .own -}}
+{{- if $v }}{{ toYaml $v }}{{ end -}}
+{{- end -}}
+
+{{/*
+The S3 credentials from blocksStorage.s3.existingSecret as AWS_* variables (the AWS SDK reads
+them itself, so the secret never appears in a process's arguments); nothing for a filesystem
+bucket or without a secret (the pods' own AWS identity).
+*/}}
+{{- define "weir.s3Env" -}}
+{{- $s3 := .Values.blocksStorage.s3 -}}
+{{- if and (eq .Values.blocksStorage.backend "s3") $s3.existingSecret }}
+- name: AWS_ACCESS_KEY_ID
+  valueFrom: {secretKeyRef: {name: {{ $s3.existingSecret }}, key: {{ $s3.accessKeyIdKey }}}}
+- name: AWS_SECRET_ACCESS_KEY
+  valueFrom: {secretKeyRef: {name: {{ $s3.existingSecret }}, key: {{ $s3.secretAccessKeyKey }}}}
+{{- end }}
+{{- end }}

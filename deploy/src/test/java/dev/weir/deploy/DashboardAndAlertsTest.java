@@ -22,7 +22,7 @@ class DashboardAndAlertsTest {
     String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
     assertThat(p.exitValue()).as(out).isZero();
-    assertThat(out).contains("SUCCESS: 19 rules found");
+    assertThat(out).contains("SUCCESS: 20 rules found");
   }
 
   @Test

@@ -264,6 +264,70 @@ class HelmChartTest {
     assertThat(off).doesNotContain("app.kubernetes.io/component: querier");
   }
 
+  static Container container(PodSpec pod) {
+    return pod.getContainers().get(0);
+  }
+
+  static Volume volume(PodSpec pod, String name) {
+    return pod.getVolumes().stream().filter(v -> v.getName().equals(name)).findFirst().orElseThrow();
+  }
+
+  static <T extends HasMetadata> T component(List<HasMetadata> objects, Class<T> type, String component) {
+    List<T> found = ofType(objects, type).stream()
+        .filter(o -> component.equals(o.getMetadata().getLabels().get("app.kubernetes.io/component"))).toList();
+    assertThat(found).as("%s %s", type.getSimpleName(), component).hasSize(1);
+    return found.get(0);
+  }
+
+  @Test
+  void storeGatewaysAndTheCompactorShareTheOneBucketAndQueriersReadTheStoreGateways() {
+    List<HasMetadata> objects = objects(MULTI_ZONE);
+    PodSpec sg = component(objects, StatefulSet.class, "store-gateway").getSpec().getTemplate().getSpec();
+    assertThat(container(sg).getArgs()).contains("--target=store-gateway", "--blocks-storage.filesystem.dir=/bucket",
+        "--blocks-storage.bucket-store.sync-dir=/data/tsdb-sync", "--blocks-storage.bucket-store.sync-interval=15m");
+    assertThat(container(sg).getVolumeMounts()).anyMatch(m -> m.getName().equals("bucket")
+        && m.getMountPath().equals("/bucket") && Boolean.TRUE.equals(m.getReadOnly()));
+    assertThat(component(objects, StatefulSet.class, "store-gateway").getSpec().getVolumeClaimTemplates())
+        .extracting(c -> c.getMetadata().getName()).containsExactly("data");
+    Service grpc = ofType(objects, Service.class).stream()
+        .filter(s -> s.getMetadata().getName().equals("weir-store-gateway")).findFirst().orElseThrow();
+    assertThat(grpc.getSpec().getPorts()).anyMatch(p -> p.getPort() == 9095 && p.getTargetPort().getStrVal()
+        .equals("grpc"));
+    assertThat(container(sg).getPorts()).anyMatch(p -> p.getName().equals("grpc") && p.getContainerPort() == 9095);
+    PodSpec querier = component(objects, Deployment.class, "querier").getSpec().getTemplate().getSpec();
+    assertThat(container(querier).getArgs())
+        .contains("--querier.store-gateway-addresses=weir-store-gateway.metrics.svc:9095");
+
+    Deployment compactor = component(objects, Deployment.class, "compactor");
+    assertThat(compactor.getSpec().getReplicas()).isOne();
+    assertThat(compactor.getSpec().getStrategy().getType()).as("never two cleanup jobs").isEqualTo("Recreate");
+    PodSpec compactorPod = compactor.getSpec().getTemplate().getSpec();
+    assertThat(container(compactorPod).getArgs()).contains("--target=compactor",
+        "--blocks-storage.filesystem.dir=/bucket", "--compactor.blocks-retention-period=1y",
+        "--compactor.deletion-delay=12h");
+    PodSpec builder = component(objects, StatefulSet.class, "block-builder").getSpec().getTemplate().getSpec();
+    for (PodSpec pod : List.of(sg, compactorPod, builder)) {
+      assertThat(volume(pod, "bucket").getPersistentVolumeClaim().getClaimName()).isEqualTo("weir-bucket");
+    }
+  }
+
+  @Test
+  void storeGatewaysAndTheCompactorAreOffByDefault() {
+    String rendered = template(null, Map.of());
+    assertThat(rendered).doesNotContain("app.kubernetes.io/component: store-gateway")
+        .doesNotContain("app.kubernetes.io/component: compactor");
+    // bucket.volume alone makes the ingesters ship (no block-builders), like ingester.bucketVolume.
+    assertThat(ingesterContainers(null, Map.of("bucket.volume.persistentVolumeClaim.claimName", "weir-bucket")))
+        .allSatisfy(c -> assertThat(c.getArgs()).contains("--blocks-storage.tsdb.ship-interval=1m"));
+    // Without any bucket volume a store-gateway still renders, on an emptyDir (for trying it out).
+    List<HasMetadata> tryOut = new ArrayList<>();
+    for (Map<String, Object> doc : KubernetesObjects.documents(template(null, Map.of("storeGateway.enabled", true)))) {
+      tryOut.add(KubernetesObjects.bind(doc));
+    }
+    PodSpec sg = component(tryOut, StatefulSet.class, "store-gateway").getSpec().getTemplate().getSpec();
+    assertThat(volume(sg, "bucket").getEmptyDir()).isNotNull();
+  }
+
   @Test
   void wrongValuesAreRejected() {
     Map<String, Object> wrong = new LinkedHashMap<>();
@@ -282,6 +346,11 @@ class HelmChartTest {
     wrong.put("blocksStorage.backend", "gcs");
     wrong.put("blocksStorage.s3.endpoint", "https://minio:9000");
     wrong.put("blocksStorage.s3.bucketLookupType", "dns");
+    wrong.put("storeGateway.syncInterval", "often");
+    wrong.put("storeGateway.replicas", 0);
+    wrong.put("compactor.blocksRetentionPeriod", "forever");
+    wrong.put("compactor.replicas", 2);
+    wrong.put("bucket.volum", "x");
     for (Map.Entry<String, Object> e : wrong.entrySet()) {
       assertThatThrownBy(() -> template(null, Map.of(e.getKey(), e.getValue())))
           .as("%s=%s", e.getKey(), e.getValue())
@@ -363,6 +432,12 @@ class HelmChartTest {
       assertThat(parsed.ingest().enabled()).isTrue();
       assertThat(parsed.ring().kv().store()).isEqualTo("etcd");
       assertThat(parsed.runtimeConfig().file()).isEqualTo(runtime);
+      if (c.getName().equals("compactor")) {
+        assertThat(parsed.limits().compactorBlocksRetentionPeriod()).isEqualTo(java.time.Duration.ofDays(365));
+      }
+      if (c.getName().equals("store-gateway")) {
+        assertThat(parsed.bucketStore().syncDir()).isEqualTo(Path.of("/data/tsdb-sync"));
+      }
       Overrides.load(runtime, Limits.DEFAULT);
     }
   }

@@ -8,6 +8,7 @@ import dev.weir.ingester.api.RemoteReadApi;
 import dev.weir.ingester.api.RemoteWriteApi;
 import dev.weir.ingester.api.PrometheusHttpApi;
 import dev.weir.ingester.api.ReadSource;
+import dev.weir.ingester.compactor.CompactorService;
 import dev.weir.ingester.config.ConfigException;
 import dev.weir.ingester.config.FlagSet;
 import dev.weir.ingester.config.WeirConfig;
@@ -77,6 +78,7 @@ import org.jspecify.annotations.Nullable;
  * block-builder (not available)                    partitions → blocks in the bucket
  * store-gateway the bucket's blocks → queries (gRPC)  the same
  * querier    reads every ingester + store-gateways  reads one owner per partition + store-gateways
+ * compactor  bucket retention: marks, then deletes blocks past --compactor.blocks-retention-period
  * </pre>
  *
  * (*unless {@code --ingester.push-grpc-method-enabled=true}). Usage:
@@ -135,6 +137,9 @@ public final class Weir {
     }
     if (target.equals("store-gateway")) {
       return createStoreGateway(config, flags, registry, gc);
+    }
+    if (target.equals("compactor")) {
+      return createCompactor(config, flags, registry, gc, clock);
     }
     if (target.equals("querier")) {
       return createQuerier(config, flags, registry, gc, clock);
@@ -295,6 +300,23 @@ public final class Weir {
   }
 
   /**
+   * The compactor target: bucket retention on its own thread and the HTTP operations endpoints.
+   * Run one (the chart does): runs are idempotent, so a second would only double the requests.
+   */
+  private static Weir createCompactor(WeirConfig config, FlagSet flags, PrometheusMeterRegistry registry,
+      JvmGcMetrics gc, LongSupplier clock) {
+    RuntimeConfig limits = new RuntimeConfig(config.runtimeConfig().file(), config.runtimeConfig().period(),
+        config.limits(), registry);
+    CompactorService compactor = new CompactorService(config.compactor(), config.bucket(),
+        tenant -> limits.apply(tenant).compactorBlocksRetentionPeriod(), registry, clock);
+    HttpRouter router = new HttpRouter();
+    HttpServer http = new HttpServer(config.server(), router, new RequestMetrics(registry));
+    ServiceManager services = new ServiceManager(List.of(limits, compactor, http));
+    OpsEndpoints.register(router, registry, services, flags, Version.VERSION);
+    return new Weir(registry, services, null, null, http, gc, List.of());
+  }
+
+  /**
    * The querier target: the read endpoints over a {@link Querier} (ingesters from the ring or the
    * flags, store-gateways from the flags), the ring pages as this querier sees them, and the
    * operations endpoints. No gRPC server: nothing calls a querier over gRPC.
@@ -351,14 +373,14 @@ public final class Weir {
     return registry;
   }
 
-  /** Whether this target runs a gRPC server (block-builder and querier do not). */
+  /** Whether this target runs a gRPC server (block-builder, querier and compactor do not). */
   public boolean servesGrpc() {
     return grpc != null;
   }
 
   public int grpcPort() {
     if (grpc == null) {
-      throw new IllegalStateException("this target (block-builder, querier) has no gRPC server");
+      throw new IllegalStateException("this target (block-builder, querier, compactor) has no gRPC server");
     }
     return grpc.port();
   }

@@ -1,5 +1,6 @@
 package dev.weir.ingester.config;
 
+import dev.weir.ingester.compactor.CompactorConfig;
 import dev.weir.ingester.api.ApiLimits;
 import dev.weir.ingester.blockbuilder.BlockBuilderConfig;
 import dev.weir.ingester.ingest.IngestStorageConfig;
@@ -12,6 +13,7 @@ import dev.weir.ingester.server.ServerConfig;
 import dev.weir.ingester.server.Tenants;
 import dev.weir.ingester.storegateway.StoreGatewayConfig;
 import dev.weir.storage.bucketstore.BucketStoreConfig;
+import dev.weir.storage.compactor.BlocksCleanerConfig;
 import dev.weir.storage.tsdb.TsdbConfig;
 import dev.weir.storage.tsdb.shipper.ShipperConfig;
 import java.nio.file.Path;
@@ -24,6 +26,7 @@ import java.util.List;
  * @param target which components run: all (single process), ingester, distributor, block-builder,
  *     store-gateway, querier
  * @param bucketStore the store-gateway's sync and query limits
+ * @param compactor the compactor's bucket retention
  */
 public record WeirConfig(
     String target,
@@ -41,7 +44,8 @@ public record WeirConfig(
     BucketConfig bucket,
     BucketStoreConfig bucketStore,
     ShipperConfig shipper,
-    QuerierConfig querier) {
+    QuerierConfig querier,
+    BlocksCleanerConfig compactor) {
 
   /**
    * The runtime config file and its reload period.
@@ -52,7 +56,7 @@ public record WeirConfig(
 
   /** Targets this build can run. */
   public static final List<String> TARGETS = List.of("all", "ingester", "distributor", "block-builder",
-      "store-gateway", "querier");
+      "store-gateway", "querier", "compactor");
 
   /** All flag definitions, registered on one flag set. */
   public static final class Flags {
@@ -74,6 +78,7 @@ public record WeirConfig(
     private final BucketConfig.Flags bucket;
     private final StoreGatewayConfig.Flags bucketStore;
     private final QuerierConfig.Flags querier;
+    private final CompactorConfig.Flags compactor;
 
     public Flags(FlagSet fs) {
       this.fs = fs;
@@ -81,7 +86,8 @@ public record WeirConfig(
           "Components to run: all (distributor and ingester in one process), ingester, distributor,"
               + " block-builder (Kafka mode: builds blocks from partitions into the bucket), store-gateway"
               + " (serves the bucket's blocks over the Ingester gRPC API: QueryStream, LabelNames, LabelValues),"
-              + " querier (reads ingesters and store-gateways, merged).");
+              + " querier (reads ingesters and store-gateways, merged), compactor (deletes blocks past"
+              + " --compactor.blocks-retention-period from the bucket).");
       configFile = fs.string("config.file", "",
           "YAML file with configuration keys; command-line flags override it.");
       log = new LogConfig.Flags(fs);
@@ -101,6 +107,7 @@ public record WeirConfig(
       bucket = new BucketConfig.Flags(fs);
       bucketStore = new StoreGatewayConfig.Flags(fs);
       querier = new QuerierConfig.Flags(fs);
+      compactor = new CompactorConfig.Flags(fs);
     }
 
     public FlagSet flagSet() {
@@ -130,7 +137,8 @@ public record WeirConfig(
       return new WeirConfig(target.get(), log.build(), s, tenants.build(), ing, limits.build(),
           storage.build(ing.dataDir()), ring.build(), ingest.build(), api.build(),
           new RuntimeConfigFile(runtimeFile.get().isEmpty() ? null : Path.of(runtimeFile.get()), runtimePeriod.get()),
-          blockBuilder.build(), bucket.build(), bucketStore.build(), storage.buildShipper(), querier.build());
+          blockBuilder.build(), bucket.build(), bucketStore.build(), storage.buildShipper(), querier.build(),
+          compactor.build());
     }
 
     private static String findConfigFile(String[] args) {

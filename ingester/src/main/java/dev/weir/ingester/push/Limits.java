@@ -15,6 +15,8 @@ import java.time.Duration;
  * @param maxGlobalSeriesPerUser most series a tenant may have in memory; 0 = unlimited
  * @param ingestionRate samples per second a tenant may push (token bucket); 0 = unlimited
  * @param ingestionBurstSize bucket size of that limit, in samples
+ * @param compactorBlocksRetentionPeriod how long the compactor keeps a tenant's blocks in the
+ *     bucket; zero keeps them forever
  */
 public record Limits(
     int maxLabelNamesPerSeries,
@@ -23,9 +25,17 @@ public record Limits(
     Duration creationGracePeriod,
     int maxGlobalSeriesPerUser,
     double ingestionRate,
-    int ingestionBurstSize) {
+    int ingestionBurstSize,
+    Duration compactorBlocksRetentionPeriod) {
 
   public static final Limits DEFAULT = new Limits(30, 1024, 2048, Duration.ofMinutes(10), 150_000, 0, 200_000);
+
+  /** Limits that keep blocks forever (the retention default). */
+  public Limits(int maxLabelNamesPerSeries, int maxLabelNameLength, int maxLabelValueLength,
+      Duration creationGracePeriod, int maxGlobalSeriesPerUser, double ingestionRate, int ingestionBurstSize) {
+    this(maxLabelNamesPerSeries, maxLabelNameLength, maxLabelValueLength, creationGracePeriod, maxGlobalSeriesPerUser,
+        ingestionRate, ingestionBurstSize, Duration.ZERO);
+  }
 
   public Limits(int maxLabelNamesPerSeries, int maxLabelNameLength, int maxLabelValueLength,
       Duration creationGracePeriod, int maxGlobalSeriesPerUser) {
@@ -55,6 +65,9 @@ public record Limits(
     if (creationGracePeriod.isNegative()) {
       throw new ConfigException("validation.create-grace-period must not be negative");
     }
+    if (compactorBlocksRetentionPeriod.isNegative()) {
+      throw new ConfigException("compactor.blocks-retention-period must not be negative");
+    }
   }
 
   /** Flag definitions for {@link Limits}. */
@@ -66,6 +79,7 @@ public record Limits(
     private final Flag<Integer> maxSeries;
     private final Flag<Double> rate;
     private final Flag<Integer> burst;
+    private final Flag<Duration> retention;
 
     public Flags(FlagSet fs) {
       maxLabelNames = fs.integer("validation.max-label-names-per-series", DEFAULT.maxLabelNamesPerSeries,
@@ -84,11 +98,16 @@ public record Limits(
               + " 0 disables the limit (Mimir's default is 10000).");
       burst = fs.integer("distributor.ingestion-burst-size", DEFAULT.ingestionBurstSize,
           "Per-tenant allowed ingestion burst size in samples.");
+      retention = fs.duration("compactor.blocks-retention-period", DEFAULT.compactorBlocksRetentionPeriod,
+          "Delete a tenant's blocks from the bucket once all their samples are older than this"
+              + " (--target=compactor; per tenant: compactor_blocks_retention_period in the runtime config): a"
+              + " block is marked for deletion (deletion-mark.json), store-gateways stop serving it at their"
+              + " next sync, and it is deleted after --compactor.deletion-delay. 0 keeps blocks forever.");
     }
 
     public Limits build() throws ConfigException {
       Limits l = new Limits(maxLabelNames.get(), maxNameLength.get(), maxValueLength.get(), grace.get(),
-          maxSeries.get(), rate.get(), burst.get());
+          maxSeries.get(), rate.get(), burst.get(), retention.get());
       l.validate();
       return l;
     }

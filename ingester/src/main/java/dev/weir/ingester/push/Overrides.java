@@ -111,25 +111,29 @@ public final class Overrides implements Function<String, Limits> {
       String s = String.valueOf(v);
       return switch (key) {
         case "ingestion_rate" -> new Limits(l.maxLabelNamesPerSeries(), l.maxLabelNameLength(), l.maxLabelValueLength(),
-            l.creationGracePeriod(), l.maxGlobalSeriesPerUser(), Double.parseDouble(s), l.ingestionBurstSize());
+            l.creationGracePeriod(), l.maxGlobalSeriesPerUser(), Double.parseDouble(s), l.ingestionBurstSize(),
+            l.compactorBlocksRetentionPeriod());
         case "ingestion_burst_size" -> new Limits(l.maxLabelNamesPerSeries(), l.maxLabelNameLength(),
             l.maxLabelValueLength(), l.creationGracePeriod(), l.maxGlobalSeriesPerUser(), l.ingestionRate(),
-            Integer.parseInt(s));
+            Integer.parseInt(s), l.compactorBlocksRetentionPeriod());
         case "max_global_series_per_user" -> new Limits(l.maxLabelNamesPerSeries(), l.maxLabelNameLength(),
             l.maxLabelValueLength(), l.creationGracePeriod(), Integer.parseInt(s), l.ingestionRate(),
-            l.ingestionBurstSize());
+            l.ingestionBurstSize(), l.compactorBlocksRetentionPeriod());
         case "max_label_names_per_series" -> new Limits(Integer.parseInt(s), l.maxLabelNameLength(),
             l.maxLabelValueLength(), l.creationGracePeriod(), l.maxGlobalSeriesPerUser(), l.ingestionRate(),
-            l.ingestionBurstSize());
+            l.ingestionBurstSize(), l.compactorBlocksRetentionPeriod());
         case "max_label_name_length" -> new Limits(l.maxLabelNamesPerSeries(), Integer.parseInt(s),
             l.maxLabelValueLength(), l.creationGracePeriod(), l.maxGlobalSeriesPerUser(), l.ingestionRate(),
-            l.ingestionBurstSize());
+            l.ingestionBurstSize(), l.compactorBlocksRetentionPeriod());
         case "max_label_value_length" -> new Limits(l.maxLabelNamesPerSeries(), l.maxLabelNameLength(),
             Integer.parseInt(s), l.creationGracePeriod(), l.maxGlobalSeriesPerUser(), l.ingestionRate(),
-            l.ingestionBurstSize());
+            l.ingestionBurstSize(), l.compactorBlocksRetentionPeriod());
         case "creation_grace_period" -> new Limits(l.maxLabelNamesPerSeries(), l.maxLabelNameLength(),
             l.maxLabelValueLength(), Durations.parse(s), l.maxGlobalSeriesPerUser(), l.ingestionRate(),
-            l.ingestionBurstSize());
+            l.ingestionBurstSize(), l.compactorBlocksRetentionPeriod());
+        case "compactor_blocks_retention_period" -> new Limits(l.maxLabelNamesPerSeries(), l.maxLabelNameLength(),
+            l.maxLabelValueLength(), l.creationGracePeriod(), l.maxGlobalSeriesPerUser(), l.ingestionRate(),
+            l.ingestionBurstSize(), Durations.parse(s));
         default -> throw new ConfigException("runtime config " + file + ": unknown limit '" + key + "' for tenant '"
             + tenant + "'");
       };

@@ -38,6 +38,27 @@ class OverridesTest {
   }
 
   @Test
+  void theBucketRetentionIsKeptWhicheverKeyComesAfterIt() throws Exception {
+    Path f = dir.resolve("retention.yaml");
+    Files.writeString(f, """
+        overrides:
+          a:
+            compactor_blocks_retention_period: 30d
+            ingestion_rate: 5000
+            creation_grace_period: 1m
+          forever:
+            compactor_blocks_retention_period: 0s
+        """);
+    Limits defaults = new Limits(30, 1024, 2048, Duration.ofMinutes(10), 150_000, 0, 200_000, Duration.ofDays(7));
+    Overrides o = Overrides.load(f, defaults);
+    assertThat(o.apply("a").compactorBlocksRetentionPeriod()).isEqualTo(Duration.ofDays(30));
+    assertThat(o.apply("a").ingestionRate()).isEqualTo(5000);
+    assertThat(o.apply("forever").compactorBlocksRetentionPeriod()).isZero();
+    assertThat(o.apply("other").compactorBlocksRetentionPeriod()).isEqualTo(Duration.ofDays(7));
+    assertThat(Limits.DEFAULT.compactorBlocksRetentionPeriod()).as("keep forever by default").isZero();
+  }
+
+  @Test
   void mistakesAreNamed() throws Exception {
     Path f = dir.resolve("bad.yaml");
     Files.writeString(f, "overrides:\n  a:\n    ingestion_rat: 5\n");

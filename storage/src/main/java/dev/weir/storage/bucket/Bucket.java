@@ -22,7 +22,10 @@ public interface Bucket {
   /** Every complete block. */
   List<BlockRef> list() throws IOException;
 
-  /** Uploads that did not finish (their owner crashed), by the block ID they were for. */
+  /**
+   * Uploads that did not finish (their owner crashed), by the block ID they were for, and blocks
+   * whose deletion did not finish (their meta.json is gone, other files are left).
+   */
   List<BlockRef> listIncomplete() throws IOException;
 
   /** The block's {@code meta.json}. */
@@ -43,8 +46,21 @@ public interface Bucket {
    */
   byte[] read(String tenant, String id, String file, long offset, int length) throws IOException;
 
-  /** Deletes a block, or the leftovers of an incomplete upload of it; no error when absent. */
+  /**
+   * Deletes a block, or the leftovers of an incomplete upload of it; no error when absent. The
+   * block's meta.json goes first, so a reader never lists a block whose other files are gone, and
+   * a {@link DeletionMark} last, so a deletion cut short is found by {@link #listIncomplete} with
+   * its mark and can be finished.
+   */
   void delete(String tenant, String id) throws IOException;
+
+  /**
+   * Writes one small file into the directory of a block (complete or not), replacing it: a marker
+   * such as {@link DeletionMark#FILE}. Readers see the old content or the new, never a part.
+   */
+  default void putFile(String tenant, String id, String file, byte[] content) throws IOException {
+    throw new UnsupportedOperationException("bucket " + describe() + " cannot write markers");
+  }
 
   /** A human-readable location, for logs. */
   String describe();

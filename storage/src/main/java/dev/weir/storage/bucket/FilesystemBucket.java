@@ -19,7 +19,9 @@ import java.util.stream.Stream;
  * block into {@code <root>/<tenant>/.upload-<id>/} (every file fsynced, {@code meta.json} last)
  * and renames it into place; a block being replaced is first renamed to
  * {@code .replaced-<id>} and deleted after. Dot-directories are never blocks: Prometheus and
- * Mimir tools skip them, {@link #listIncomplete} finds them.
+ * Mimir tools skip them, {@link #listIncomplete} finds them, and block directories without
+ * meta.json (a deletion cut short). A delete removes meta.json first and the
+ * {@link DeletionMark} last.
  *
  * <p>Thread-safe for different block IDs.
  */
@@ -107,6 +109,8 @@ public final class FilesystemBucket implements Bucket {
               out.add(new BlockRef(tenant, name.substring(UPLOAD.length())));
             } else if (incomplete && name.startsWith(REPLACED)) {
               out.add(new BlockRef(tenant, name.substring(REPLACED.length())));
+            } else if (incomplete && Ulid.isUlid(name) && !Files.exists(b.resolve(BlockMeta.FILE))) {
+              out.add(new BlockRef(tenant, name));
             }
           }
         }
@@ -158,9 +162,39 @@ public final class FilesystemBucket implements Bucket {
   public void delete(String tenant, String id) throws IOException {
     checkId(id);
     Path dir = root.resolve(checkTenant(tenant));
-    BlockWriter.deleteRecursively(dir.resolve(id));
+    Path block = dir.resolve(id);
+    if (Files.deleteIfExists(block.resolve(BlockMeta.FILE))) {
+      syncDir(block);
+    }
+    if (Files.isDirectory(block)) {
+      try (Stream<Path> s = Files.list(block)) {
+        for (Path p : s.filter(p -> !p.getFileName().toString().equals(DeletionMark.FILE)).toList()) {
+          BlockWriter.deleteRecursively(p);
+        }
+      }
+    }
+    BlockWriter.deleteRecursively(block);
     BlockWriter.deleteRecursively(dir.resolve(UPLOAD + id));
     BlockWriter.deleteRecursively(dir.resolve(REPLACED + id));
+  }
+
+  @Override
+  public void putFile(String tenant, String id, String file, byte[] content) throws IOException {
+    Path f = file(tenant, id, file);
+    if (!Files.isDirectory(f.getParent())) {
+      throw new java.nio.file.NoSuchFileException(f.getParent().toString(), null, "no such block");
+    }
+    Path tmp = f.resolveSibling("." + f.getFileName() + ".tmp");
+    try (FileChannel out = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
+        StandardOpenOption.WRITE)) {
+      java.nio.ByteBuffer buf = java.nio.ByteBuffer.wrap(content);
+      while (buf.hasRemaining()) {
+        out.write(buf);
+      }
+      out.force(true);
+    }
+    Files.move(tmp, f, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    syncDir(f.getParent());
   }
 
   private static String checkTenant(String tenant) {

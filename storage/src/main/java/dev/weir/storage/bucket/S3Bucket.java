@@ -197,11 +197,22 @@ public final class S3Bucket implements Bucket, AutoCloseable {
     }
   }
 
+  /** One PUT. Unlike the filesystem bucket, S3 has no directories: it needs no existing block. */
+  @Override
+  public void putFile(String tenant, String id, String file, byte[] content) throws IOException {
+    String key = prefix(tenant, id) + BlockPaths.checkFile(file);
+    try {
+      objects.put(key, content);
+    } catch (SdkException e) {
+      throw io("writing " + key + " to " + describe(), e);
+    }
+  }
+
   @Override
   public void delete(String tenant, String id) throws IOException {
     String prefix = prefix(tenant, id);
     try {
-      objects.deletePrefix(prefix, BlockMeta.FILE);
+      objects.deletePrefix(prefix, BlockMeta.FILE, DeletionMark.FILE);
     } catch (SdkException e) {
       throw io("deleting " + prefix + " from " + describe(), e);
     }

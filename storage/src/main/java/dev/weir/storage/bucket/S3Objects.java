@@ -96,16 +96,30 @@ final class S3Objects {
     client.deleteObject(b -> b.bucket(bucket).key(key));
   }
 
-  /** Deletes {@code prefix + first} before the rest, so a complete block disappears at once. */
-  void deletePrefix(String prefix, String first) {
+  /**
+   * Deletes {@code prefix + first} before the rest, so a complete block disappears at once, and
+   * {@code prefix + last} after the rest, so a deletion cut short is still marked as one.
+   */
+  void deletePrefix(String prefix, String first, String last) {
     List<String> keys = keys(prefix);
     if (keys.remove(prefix + first)) {
       delete(prefix + first);
     }
+    boolean hadLast = keys.remove(prefix + last);
     for (String key : keys) {
       delete(key);
     }
     abortUploads(prefix);
+    if (hadLast) {
+      delete(prefix + last);
+    }
+  }
+
+  /** Writes a small object in one PUT (S3 replaces it whole: readers see old or new). */
+  void put(String key, byte[] content) {
+    client.putObject(b -> b.bucket(bucket).key(key).contentLength((long) content.length),
+        RequestBody.fromBytes(content));
+    metrics.uploaded(content.length);
   }
 
   /** Uploads a file: one PUT, or a multipart upload above the threshold. */

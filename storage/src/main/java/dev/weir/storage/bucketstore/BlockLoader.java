@@ -1,6 +1,7 @@
 package dev.weir.storage.bucketstore;
 
 import dev.weir.storage.bucket.Bucket;
+import dev.weir.storage.bucket.DeletionMark;
 import dev.weir.storage.tsdb.block.BlockMeta;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -33,6 +34,11 @@ final class BlockLoader {
     CRC32C crc = new CRC32C();
     crc.update(metaJson);
     return crc.getValue();
+  }
+
+  /** Whether the block carries a {@link DeletionMark}: then it is not loaded (or dropped). */
+  boolean markedForDeletion(String tenant, String id) throws IOException {
+    return DeletionMark.exists(bucket, tenant, id);
   }
 
   /**

@@ -68,6 +68,9 @@ final class BlockSet {
 
   private @Nullable BucketBlock load(Bucket.BlockRef ref, @Nullable BucketBlock previous) {
     try {
+      if (loader.markedForDeletion(ref.tenant(), ref.id())) {
+        return null; // about to be deleted: stop reading it now, not when its files vanish
+      }
       BucketBlock b = loader.load(ref.tenant(), ref.id(), previous);
       if (b != previous) {
         metrics.blockLoads.increment();
@@ -91,7 +94,7 @@ final class BlockSet {
       for (String id : t.getValue().keySet()) {
         if (!kept.containsKey(id)) {
           metrics.blockDrops.increment();
-          log.info("msg=\"block dropped: no longer in the bucket\" tenant={} block={}", t.getKey(), id);
+          log.info("msg=\"block dropped: deleted or marked for deletion\" tenant={} block={}", t.getKey(), id);
           deleteCache(t.getKey(), id);
         }
       }

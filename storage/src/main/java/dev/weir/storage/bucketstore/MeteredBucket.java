@@ -56,6 +56,11 @@ final class MeteredBucket implements Bucket {
   }
 
   @Override
+  public void putFile(String tenant, String id, String file, byte[] content) throws IOException {
+    bucket.putFile(tenant, id, file, content);
+  }
+
+  @Override
   public String describe() {
     return bucket.describe();
   }

@@ -70,6 +70,21 @@ abstract class BucketContract {
   }
 
   @Test
+  void aMarkerIsWrittenWholeReplacedAndRemovedLastByADelete() throws Exception {
+    Map<String, byte[]> f = files(ID_1, 7, "index", "chunks/000001");
+    bucket.upload("t1", ID_1, localBlock(ID_1, f));
+    bucket.putFile("t1", ID_1, DeletionMark.FILE, "{\"v\":1}".getBytes(StandardCharsets.UTF_8));
+    bucket.putFile("t1", ID_1, DeletionMark.FILE, "{\"v\":2}".getBytes(StandardCharsets.UTF_8));
+    assertThat(bucket.read("t1", ID_1, DeletionMark.FILE, 0, 100)).asString(StandardCharsets.UTF_8)
+        .isEqualTo("{\"v\":2}");
+    assertThat(bucket.list()).as("a marked block is still a block").containsExactly(new BlockRef("t1", ID_1));
+    bucket.delete("t1", ID_1);
+    assertThat(bucket.list()).isEmpty();
+    assertThat(bucket.listIncomplete()).isEmpty();
+    assertThatThrownBy(() -> bucket.size("t1", ID_1, DeletionMark.FILE)).isInstanceOf(NoSuchFileException.class);
+  }
+
+  @Test
   void anUploadedBlockIsListedAndEveryFileReadsBackByteExact() throws Exception {
     Map<String, byte[]> f = files(ID_1, 1, "index", "chunks/000001", "chunks/000002", "tombstones");
     bucket.upload("t1", ID_1, localBlock(ID_1, f));

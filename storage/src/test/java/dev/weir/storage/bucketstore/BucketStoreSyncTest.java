@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.weir.storage.bucket.DeletionMark;
 import dev.weir.storage.bucket.FilesystemBucket;
 import dev.weir.storage.errors.ServerErrorException;
 import dev.weir.storage.testing.Corrupt;
@@ -80,6 +81,24 @@ class BucketStoreSyncTest {
     assertThat(counter("weir.bucket.store.block.loads")).isEqualTo(3);
     assertThat(dir.resolve("sync/t/" + a)).doesNotExist();
     assertThat(dir.resolve("sync/t/" + c + "/index-header")).exists();
+  }
+
+  @Test
+  void aBlockMarkedForDeletionIsDroppedAndANewlyListedMarkedBlockNeverLoaded() throws IOException {
+    String a = upload(0, "a");
+    String b = upload(1, "b");
+    store.sync();
+    assertThat(store.blockIds("t")).containsExactly(a, b);
+
+    fs.putFile("t", a, DeletionMark.FILE, new DeletionMark(a, 1_700_000_000L).toJson());
+    String c = upload(2, "c");
+    fs.putFile("t", c, DeletionMark.FILE, new DeletionMark(c, 1_700_000_000L).toJson());
+    store.sync();
+    assertThat(fs.list()).as("marked blocks are still in the bucket").hasSize(3);
+    assertThat(store.blockIds("t")).as("but not served").containsExactly(b);
+    assertThat(jobs()).containsExactly("b");
+    assertThat(counter("weir.bucket.store.block.drops")).isEqualTo(1);
+    assertThat(counter("weir.bucket.store.block.loads")).as("c was never loaded").isEqualTo(2);
   }
 
   @Test
