@@ -8,6 +8,7 @@ import dev.weir.proto.ring.PartitionRingDesc;
 import dev.weir.proto.ring.PartitionState;
 import dev.weir.ring.kv.KvException;
 import dev.weir.ring.kv.KvStore;
+import dev.weir.ring.partition.PartitionStateChange;
 import dev.weir.ring.partition.PartitionTokens;
 import io.micrometer.core.instrument.Counter;
 import java.time.Duration;
@@ -23,7 +24,9 @@ import org.slf4j.LoggerFactory;
  * Keeps an ingester's place in the partition ring, following Mimir's rules: the partition is
  * created PENDING (with balanced tokens) if missing, the instance registers as its owner, and a
  * PENDING partition turns ACTIVE once it has had at least {@code minOwners} owners for
- * {@code minOwnersDuration}. Runs on one thread; every change is a CAS.
+ * {@code minOwnersDuration}. Reconciliation changes no other state: an INACTIVE partition (being
+ * drained for scale-in, see {@link #changeState}) stays INACTIVE, and a partition whose state is
+ * locked keeps its state whatever it is. Runs on one thread; every change is a CAS.
  *
  * <p>Thread-safe.
  */
@@ -97,7 +100,7 @@ public final class PartitionLifecycler implements AutoCloseable {
         b.putOwners(config.ownerId(), OwnerDesc.newBuilder().setOwnedPartition(config.partition())
             .setState(OwnerState.OWNER_ACTIVE).setUpdatedTimestamp(now).build());
       }
-      if (p.getState() == PartitionState.PARTITION_PENDING) {
+      if (p.getState() == PartitionState.PARTITION_PENDING && !p.getStateChangeLocked()) {
         long settled = b.getOwnersMap().values().stream()
             .filter(o -> o.getOwnedPartition() == config.partition() && o.getState() == OwnerState.OWNER_ACTIVE)
             .filter(o -> now - o.getUpdatedTimestamp() >= config.minOwnersDuration().toMillis())
@@ -111,6 +114,39 @@ public final class PartitionLifecycler implements AutoCloseable {
       PartitionRingDesc next = b.build();
       return next.equals(desc) ? null : next.toByteArray();
     });
+  }
+
+  /**
+   * Switches this lifecycler's partition to {@code target} (ACTIVE or INACTIVE) by {@link
+   * PartitionStateChange#apply its rules}, in one CAS.
+   *
+   * @return the partition as stored afterwards
+   * @throws PartitionStateChange.RefusedException when the rules refuse it (nothing is written)
+   * @throws KvException when the store cannot be reached (nothing is written)
+   */
+  public PartitionDesc changeState(PartitionState target) {
+    long now = clock.getAsLong();
+    byte[] stored = kv.cas(config.ringKey(), current -> {
+      PartitionRingDesc desc = parse(current);
+      PartitionRingDesc next = PartitionStateChange.apply(desc, config.partition(), target, now);
+      return next == desc ? null : next.toByteArray();
+    });
+    PartitionDesc p = parse(stored).getPartitionsMap().get(config.partition());
+    if (p == null) {
+      throw new KvException("partition " + config.partition() + " vanished from the ring during the change");
+    }
+    log.info("msg=\"partition state requested\" partition={} state={} since={}", config.partition(),
+        PartitionStateChange.name(p.getState()), p.getStateTimestamp());
+    return p;
+  }
+
+  /**
+   * This lifecycler's partition as stored now, or null when it is not in the ring.
+   *
+   * @throws KvException when the store cannot be reached
+   */
+  public @Nullable PartitionDesc partition() {
+    return parse(kv.get(config.ringKey())).getPartitionsMap().get(config.partition());
   }
 
   static PartitionRingDesc parse(byte @Nullable [] b) {

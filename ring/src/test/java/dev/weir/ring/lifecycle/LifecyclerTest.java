@@ -151,6 +151,47 @@ class LifecyclerTest {
   }
 
   @Test
+  void reconciliationNeverReactivatesAnInactivePartition() {
+    PartitionLifecycler l = partition("ingester-zone-a-3", 3, Duration.ZERO);
+    l.start();
+    toClose.add(l);
+    assertThat(partitions().getPartitionsOrThrow(3).getState()).isEqualTo(PartitionState.PARTITION_ACTIVE);
+    clock.set(2_000_000);
+    assertThat(l.changeState(PartitionState.PARTITION_INACTIVE).getStateTimestamp()).isEqualTo(2_000_000);
+    clock.addAndGet(3_600_000);
+    l.reconcile();
+    assertThat(partitions().getPartitionsOrThrow(3).getState()).isEqualTo(PartitionState.PARTITION_INACTIVE);
+    assertThat(partitions().getPartitionsOrThrow(3).getStateTimestamp()).isEqualTo(2_000_000);
+    assertThat(l.changeState(PartitionState.PARTITION_ACTIVE).getState()).isEqualTo(PartitionState.PARTITION_ACTIVE);
+    assertThat(l.partition().getStateTimestamp()).isEqualTo(5_600_000);
+  }
+
+  @Test
+  void reconciliationLeavesALockedPendingPartitionPending() {
+    PartitionLifecycler l = partition("ingester-zone-a-4", 4, Duration.ZERO);
+    kv.cas("ingester-partitions", cur -> PartitionRingDesc.newBuilder().putPartitions(4,
+        dev.weir.proto.ring.PartitionDesc.newBuilder().setId(4).setState(PartitionState.PARTITION_PENDING)
+            .setStateChangeLocked(true).addTokens(1).build()).build().toByteArray());
+    l.start();
+    toClose.add(l);
+    clock.addAndGet(60_000);
+    l.reconcile();
+    assertThat(partitions().getPartitionsOrThrow(4).getState()).isEqualTo(PartitionState.PARTITION_PENDING);
+    assertThat(partitions().getOwnersMap()).containsKey("ingester-zone-a-4");
+  }
+
+  @Test
+  void refusedChangeWritesNothing() {
+    PartitionLifecycler l = partition("ingester-zone-a-5", 5, Duration.ofHours(1));
+    l.start();
+    toClose.add(l);
+    PartitionRingDesc before = partitions();
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> l.changeState(PartitionState.PARTITION_INACTIVE))
+        .isInstanceOf(dev.weir.ring.partition.PartitionStateChange.RefusedException.class);
+    assertThat(partitions()).isEqualTo(before);
+  }
+
+  @Test
   void watcherKeepsTheLatestDescriptor() throws Exception {
     RingWatcher<RingDesc> w = new RingWatcher<>("ingester", kv, "ingester", RingDesc.parser(),
         RingDesc.getDefaultInstance(), RingMetrics.noop(), clock::get);
