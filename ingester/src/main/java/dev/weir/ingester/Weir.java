@@ -13,10 +13,12 @@ import dev.weir.ingester.config.FlagSet;
 import dev.weir.ingester.config.WeirConfig;
 import dev.weir.ingester.distributor.ForwardingDistributor;
 import dev.weir.ingester.distributor.KafkaDistributor;
+import dev.weir.ingester.ingest.DownscaleReadiness;
 import dev.weir.ingester.ingest.IngestStorageConfig;
 import dev.weir.ingester.ingest.KafkaWriterService;
 import dev.weir.ingester.ingest.PartitionReaderService;
 import dev.weir.ingester.ingest.PartitionRingService;
+import dev.weir.ingester.ingest.PrepareDownscaleApi;
 import dev.weir.ingester.ingest.ReadConsistency;
 import dev.weir.ingester.lifecycle.Service;
 import dev.weir.ingester.lifecycle.ServiceManager;
@@ -47,6 +49,7 @@ import dev.weir.ring.partition.PartitionIds;
 import dev.weir.storage.errors.ClientErrorException;
 import dev.weir.storage.ingest.ReaderMetrics;
 import dev.weir.storage.ingest.WriterMetrics;
+import dev.weir.storage.tsdb.TenantDb;
 import dev.weir.storage.tsdb.Tsdb;
 import dev.weir.storage.tsdb.TsdbMetrics;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
@@ -62,6 +65,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -164,6 +168,7 @@ public final class Weir {
     AtomicReference<InstanceRingService> ringRef = new AtomicReference<>();
 
     Ingester ingester = null;
+    ShipperService shipper = null;
     if (runsIngester) {
       Tsdb tsdb = new Tsdb(config.storage(), new TsdbMetrics(registry), clock, tenant -> () -> {
         int globalLimit = limits.apply(tenant).maxGlobalSeriesPerUser();
@@ -179,12 +184,15 @@ public final class Weir {
       list.add(ingester);
       if (config.shipper().enabled()) {
         // Right after the storage: started once it is open, stopped before it closes.
-        list.add(ShipperService.wire(config.shipper(), config.bucket(), tsdb, registry, clock));
+        shipper = ShipperService.wire(config.shipper(), config.bucket(), tsdb, registry, clock);
+        list.add(shipper);
       }
     }
     RingMetrics ringMetrics = new RingMetrics(registry);
+    PartitionRingService partitionRing = null;
     if (kafka && runsIngester) {
-      list.add(new PartitionRingService(partition, id, config.ingest(), config.ring(), kv, ringMetrics, clock));
+      partitionRing = new PartitionRingService(partition, id, config.ingest(), config.ring(), kv, ringMetrics, clock);
+      list.add(partitionRing);
     }
     KafkaWriterService writer = null;
     if (kafka && runsDistributor) {
@@ -235,6 +243,10 @@ public final class Weir {
     new JsonImport(push, config.tenants()).register(router);
     new RemoteWriteApi(push, config.tenants(), config.api()).register(router);
     RingPages.register(router, ring::instanceRing, ring::partitionRing, ring::kvConnected);
+    if (partitionRing != null && ingester != null) {
+      new PrepareDownscaleApi(partitionRing, config.querier().queryIngestersWithin(),
+          storageProbe(shipper, ingester.tsdb()), clock).register(router);
+    }
     HttpServer http = new HttpServer(config.server(), router, requestMetrics);
     list.add(http);
     list.add(ring);
@@ -251,6 +263,18 @@ public final class Weir {
     ServiceManager services = new ServiceManager(list);
     OpsEndpoints.register(router, registry, services, flags, Version.VERSION);
     return new Weir(registry, services, ingester, grpc, http, gc, closeables);
+  }
+
+  /** What an ingester holds outside long-term storage, for the prepare-downscale readiness. */
+  private static Supplier<DownscaleReadiness.Storage> storageProbe(@Nullable ShipperService shipper, Tsdb tsdb) {
+    return () -> {
+      long series = 0;
+      for (String tenant : tsdb.tenants()) {
+        TenantDb db = tsdb.existing(tenant);
+        series += db == null ? 0 : db.head().numSeries();
+      }
+      return new DownscaleReadiness.Storage(shipper != null, shipper == null ? -1 : shipper.pendingBlocks(), series);
+    };
   }
 
   /** The block-builder target: the batching consumer and the HTTP operations endpoints, nothing else. */

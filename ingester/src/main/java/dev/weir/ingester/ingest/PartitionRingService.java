@@ -3,6 +3,8 @@ package dev.weir.ingester.ingest;
 import dev.weir.ingester.lifecycle.Service;
 import dev.weir.ingester.ring.KvService;
 import dev.weir.ingester.ring.RingConfig;
+import dev.weir.proto.ring.PartitionDesc;
+import dev.weir.proto.ring.PartitionState;
 import dev.weir.ring.lifecycle.PartitionLifecycler;
 import dev.weir.ring.lifecycle.RingMetrics;
 import java.util.function.LongSupplier;
@@ -13,7 +15,7 @@ import org.jspecify.annotations.Nullable;
  * registers as an owner. The owner entry is removed on shutdown only with
  * {@code ingester.ring.unregister-on-shutdown}.
  */
-public final class PartitionRingService implements Service {
+public final class PartitionRingService implements Service, PrepareDownscaleApi.OwnPartition {
   private final PartitionLifecycler.Config config;
   private final KvService kv;
   private final RingMetrics metrics;
@@ -40,6 +42,43 @@ public final class PartitionRingService implements Service {
     PartitionLifecycler l = new PartitionLifecycler(config, kv.store(), metrics, clock);
     l.start();
     lifecycler = l;
+  }
+
+  /**
+   * Switches this ingester's partition to ACTIVE or INACTIVE (prepare-partition-downscale).
+   *
+   * @throws dev.weir.ring.partition.PartitionStateChange.RefusedException when the ring's rules
+   *     refuse it
+   * @throws dev.weir.ring.kv.KvException when the KV store cannot be reached
+   * @throws IllegalStateException before the service started
+   */
+  @Override
+  public PartitionDesc changeState(PartitionState target) {
+    return running().changeState(target);
+  }
+
+  /**
+   * This ingester's partition as stored now, or null when it is not in the ring.
+   *
+   * @throws dev.weir.ring.kv.KvException when the KV store cannot be reached
+   * @throws IllegalStateException before the service started
+   */
+  @Override
+  public @Nullable PartitionDesc partition() {
+    return running().partition();
+  }
+
+  @Override
+  public int partitionId() {
+    return config.partition();
+  }
+
+  private PartitionLifecycler running() {
+    PartitionLifecycler l = lifecycler;
+    if (l == null) {
+      throw new IllegalStateException("the partition lifecycler has not started yet");
+    }
+    return l;
   }
 
   @Override
