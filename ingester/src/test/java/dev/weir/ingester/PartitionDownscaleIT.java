@@ -1,0 +1,179 @@
+package dev.weir.ingester;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.weir.ingester.testing.AckLedger;
+import dev.weir.ingester.testing.ExportClient;
+import dev.weir.ingester.testing.KafkaCluster;
+import dev.weir.ingester.testing.LedgerWriter;
+import dev.weir.ingester.testing.WeirProcess;
+import dev.weir.ring.testing.EtcdServer;
+import dev.weir.storage.testing.KafkaBroker;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Scale-in, first step, with real processes, Kafka and etcd: POST
+ * {@code /ingester/prepare-partition-downscale} on partition 1's ingester makes it INACTIVE; once
+ * the distributor has seen that, no record is produced to partition 1 any more (its end offset
+ * stays) while partition 0 takes every write, and every acknowledged sample is still exported by
+ * the two ingesters. DELETE makes it ACTIVE again and it takes writes again. With etcd down, the
+ * request is refused with a 5xx and the state is unchanged once etcd returns.
+ */
+class PartitionDownscaleIT {
+  static final ObjectMapper JSON = new ObjectMapper();
+  static final String PATH = "/ingester/prepare-partition-downscale";
+  static final HttpClient HTTP = HttpClient.newHttpClient();
+
+  @TempDir Path dir;
+
+  @Test
+  void inactivePartitionTakesNoMoreWritesAndEveryAckedSampleStaysReadable() throws Exception {
+    KafkaCluster c = new KafkaCluster(KafkaBroker.shared(), EtcdServer.shared());
+    c.broker.createTopic(c.topic, 2);
+    AckLedger ledger = new AckLedger("downscale", "downscale_it", 64, System.currentTimeMillis() - 600_000, 1_000);
+    List<WeirProcess> ingesters = new ArrayList<>();
+    try {
+      for (int i = 0; i < 2; i++) {
+        ingesters.add(WeirProcess.launch(dir.resolve("ingester-" + i), c.args("--target=ingester",
+            "--ingester.id=ingester-zone-a-" + i)));
+      }
+      for (WeirProcess w : ingesters) {
+        w.awaitReady(Duration.ofSeconds(90));
+      }
+      try (WeirProcess distributor = WeirProcess.start(dir.resolve("distributor"), c.args("--target=distributor"))) {
+        awaitStateSeenBy(distributor, 0, "ACTIVE");
+        awaitStateSeenBy(distributor, 1, "ACTIVE");
+        LedgerWriter writer = new LedgerWriter(ledger, LedgerWriter.remoteWrite(distributor.httpUrl(),
+            Duration.ofSeconds(30)));
+        assertThat(writer.write(10)).as("%s%n%s", ledger, distributor.logTail(30)).isEqualTo(10);
+        Map<Integer, Long> before = endOffsets(c);
+        assertThat(before.get(1)).as("partition 1 took writes while ACTIVE").isPositive();
+
+        HttpResponse<String> post = send(ingesters.get(1), "POST");
+        assertThat(post.statusCode()).as(post.body()).isEqualTo(200);
+        JsonNode posted = JSON.readTree(post.body());
+        assertThat(posted.get("state").asText()).isEqualTo("INACTIVE");
+        assertThat(posted.get("timestamp").asLong()).isPositive();
+        assertThat(posted.get("ready_to_leave").asBoolean()).isFalse();
+        awaitStateSeenBy(distributor, 1, "INACTIVE");
+
+        Map<Integer, Long> inactiveAt = endOffsets(c);
+        assertThat(writer.write(10)).as("%s%n%s", ledger, distributor.logTail(30)).isEqualTo(10);
+        Map<Integer, Long> after = endOffsets(c);
+        assertThat(after.get(1)).as("no record produced to the INACTIVE partition").isEqualTo(inactiveAt.get(1));
+        assertThat(after.get(0)).as("partition 0 took the writes").isGreaterThan(inactiveAt.get(0));
+        JsonNode got = JSON.readTree(send(ingesters.get(1), "GET").body());
+        assertThat(got.get("timestamp").asLong()).isEqualTo(posted.get("timestamp").asLong());
+
+        await().atMost(60, TimeUnit.SECONDS).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
+          AckLedger.Report r = ledger.compare(exportAll(ingesters, ledger));
+          assertThat(r.ok()).as("%s%n%s", ledger, r).isTrue();
+        });
+
+        HttpResponse<String> delete = send(ingesters.get(1), "DELETE");
+        assertThat(delete.statusCode()).as(delete.body()).isEqualTo(200);
+        assertThat(JSON.readTree(delete.body()).get("timestamp").asLong()).isZero();
+        awaitStateSeenBy(distributor, 1, "ACTIVE");
+        Map<Integer, Long> reactivated = endOffsets(c);
+        assertThat(writer.write(5)).isEqualTo(5);
+        assertThat(endOffsets(c).get(1)).as("partition 1 takes writes again once ACTIVE")
+            .isGreaterThan(reactivated.get(1));
+      }
+    } finally {
+      for (WeirProcess w : ingesters) {
+        w.close();
+      }
+    }
+  }
+
+  @Test
+  void prepareDownscaleWhileEtcdIsDownIsRefusedAndChangesNothing() throws Exception {
+    try (EtcdServer etcd = EtcdServer.start(dir.resolve("etcd"))) {
+      KafkaCluster c = new KafkaCluster(KafkaBroker.shared(), etcd);
+      c.broker.createTopic(c.topic, 1);
+      try (WeirProcess ingester = WeirProcess.start(dir.resolve("ingester"), c.args("--target=ingester",
+          "--ingester.id=ingester-zone-a-0", "--ingester.ring.etcd.dial-timeout=2s"))) {
+        await().atMost(30, TimeUnit.SECONDS).ignoreExceptions().untilAsserted(() ->
+            assertThat(JSON.readTree(send(ingester, "GET").body()).get("state").asText()).isEqualTo("ACTIVE"));
+        etcd.stop();
+        HttpResponse<String> post = send(ingester, "POST");
+        assertThat(post.statusCode()).as(post.body()).isEqualTo(503);
+        assertThat(post.body()).contains("nothing was changed");
+        etcd.restart();
+        await().atMost(60, TimeUnit.SECONDS).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
+          HttpResponse<String> r = send(ingester, "GET");
+          assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+          assertThat(JSON.readTree(r.body()).get("state").asText()).isEqualTo("ACTIVE");
+          assertThat(JSON.readTree(r.body()).get("timestamp").asLong()).isZero();
+        });
+      }
+    }
+  }
+
+  static HttpResponse<String> send(WeirProcess p, String method) throws Exception {
+    return HTTP.send(HttpRequest.newBuilder(URI.create(p.httpUrl() + PATH)).method(method,
+        HttpRequest.BodyPublishers.noBody()).timeout(Duration.ofSeconds(60)).build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
+  /** Waits until {@code p}'s own partition-ring page (its ring watcher's view) shows the state. */
+  static void awaitStateSeenBy(WeirProcess p, int partition, String state) {
+    await().atMost(30, TimeUnit.SECONDS).pollInterval(Duration.ofMillis(200)).ignoreExceptions().untilAsserted(() -> {
+      HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(p.httpUrl() + "/ingester/partition-ring"))
+          .header("Accept", "application/json").build(), HttpResponse.BodyHandlers.ofString());
+      String seen = null;
+      for (JsonNode n : JSON.readTree(r.body()).get("partitions")) {
+        if (n.get("id").asInt() == partition) {
+          seen = n.get("state").asText();
+        }
+      }
+      assertThat(seen).as("partition %d on %s", partition, r.body()).isEqualTo(state);
+    });
+  }
+
+  static Map<Integer, Long> endOffsets(KafkaCluster c) throws Exception {
+    try (Admin admin = c.broker.admin()) {
+      Map<TopicPartition, OffsetSpec> q = new HashMap<>();
+      for (int p = 0; p < 2; p++) {
+        q.put(new TopicPartition(c.topic, p), OffsetSpec.latest());
+      }
+      Map<Integer, Long> out = new TreeMap<>();
+      admin.listOffsets(q).all().get(30, TimeUnit.SECONDS).forEach((tp, info) -> out.put(tp.partition(), info.offset()));
+      return out;
+    }
+  }
+
+  /** The series of both ingesters, a series split between them merged into one. */
+  static Map<String, ExportClient.Series> exportAll(List<WeirProcess> ingesters, AckLedger ledger) throws Exception {
+    Map<String, ExportClient.Series> all = new TreeMap<>();
+    for (WeirProcess w : ingesters) {
+      new ExportClient(w.httpUrl()).export(ledger.tenant, ledger.metric).forEach((k, s) -> all.merge(k, s, (a, b) -> {
+        List<Long> ts = new ArrayList<>(a.timestamps());
+        ts.addAll(b.timestamps());
+        List<Double> vs = new ArrayList<>(a.values());
+        vs.addAll(b.values());
+        return new ExportClient.Series(k, ts, vs);
+      }));
+    }
+    return all;
+  }
+}
