@@ -49,7 +49,6 @@ import dev.weir.ring.partition.PartitionIds;
 import dev.weir.storage.errors.ClientErrorException;
 import dev.weir.storage.ingest.ReaderMetrics;
 import dev.weir.storage.ingest.WriterMetrics;
-import dev.weir.storage.tsdb.TenantDb;
 import dev.weir.storage.tsdb.Tsdb;
 import dev.weir.storage.tsdb.TsdbMetrics;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
@@ -65,7 +64,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
-import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -242,19 +240,27 @@ public final class Weir {
     }
     new JsonImport(push, config.tenants()).register(router);
     new RemoteWriteApi(push, config.tenants(), config.api()).register(router);
-    RingPages.register(router, ring::instanceRing, ring::partitionRing, ring::kvConnected);
+    ReaderMetrics readerMetrics = null;
+    RingPages.PartitionLag lag = RingPages.PartitionLag.UNKNOWN;
+    if (kafka && ingester != null) {
+      ReaderMetrics own = new ReaderMetrics(registry, partition);
+      int ownPartition = partition;
+      lag = p -> p == ownPartition ? own.lagRecords() : -1;
+      readerMetrics = own;
+    }
+    RingPages.register(router, ring::instanceRing, ring::partitionRing, ring::kvConnected, lag);
     if (partitionRing != null && ingester != null) {
       new PrepareDownscaleApi(partitionRing, config.querier().queryIngestersWithin(),
-          storageProbe(shipper, ingester.tsdb()), clock).register(router);
+          DownscaleReadiness.storageOf(shipper, ingester.tsdb()), clock).register(router);
     }
     HttpServer http = new HttpServer(config.server(), router, requestMetrics);
     list.add(http);
     list.add(ring);
 
-    if (kafka && ingester != null) {
+    if (readerMetrics != null && ingester != null) {
       IngestStorageConfig ingest = config.ingest();
       PartitionReaderService reader = new PartitionReaderService(ingest.kafkaFor(id), partition, ingester,
-          new ReaderMetrics(registry, partition), clock, ingest.strongReadTimeout(),
+          readerMetrics, clock, ingest.strongReadTimeout(),
           config.server().gracefulShutdownTimeout(), ring::activate);
       consistency.set(reader);
       list.add(reader);
@@ -263,18 +269,6 @@ public final class Weir {
     ServiceManager services = new ServiceManager(list);
     OpsEndpoints.register(router, registry, services, flags, Version.VERSION);
     return new Weir(registry, services, ingester, grpc, http, gc, closeables);
-  }
-
-  /** What an ingester holds outside long-term storage, for the prepare-downscale readiness. */
-  private static Supplier<DownscaleReadiness.Storage> storageProbe(@Nullable ShipperService shipper, Tsdb tsdb) {
-    return () -> {
-      long series = 0;
-      for (String tenant : tsdb.tenants()) {
-        TenantDb db = tsdb.existing(tenant);
-        series += db == null ? 0 : db.head().numSeries();
-      }
-      return new DownscaleReadiness.Storage(shipper != null, shipper == null ? -1 : shipper.pendingBlocks(), series);
-    };
   }
 
   /** The block-builder target: the batching consumer and the HTTP operations endpoints, nothing else. */

@@ -75,6 +75,14 @@ class PartitionDownscaleIT {
         assertThat(posted.get("timestamp").asLong()).isPositive();
         assertThat(posted.get("ready_to_leave").asBoolean()).isFalse();
         awaitStateSeenBy(distributor, 1, "INACTIVE");
+        JsonNode onPage = partitionOnPage(distributor, 1);
+        assertThat(onPage.get("state_timestamp").asLong() / 1000).isEqualTo(posted.get("timestamp").asLong());
+        assertThat(onPage.get("owners")).extracting(JsonNode::asText).containsExactly("ingester-zone-a-1");
+        assertThat(onPage.get("state_change_locked").asBoolean()).isFalse();
+        assertThat(onPage.get("lag_records").asLong()).as("a distributor knows no lag").isEqualTo(-1);
+        await().atMost(30, TimeUnit.SECONDS).untilAsserted(() -> assertThat(partitionOnPage(ingesters.get(1), 1)
+            .get("lag_records").asLong()).as("an ingester knows its own partition's lag").isZero());
+        assertThat(partitionOnPage(ingesters.get(1), 0).get("lag_records").asLong()).isEqualTo(-1);
 
         Map<Integer, Long> inactiveAt = endOffsets(c);
         assertThat(writer.write(10)).as("%s%n%s", ledger, distributor.logTail(30)).isEqualTo(10);
@@ -137,17 +145,20 @@ class PartitionDownscaleIT {
 
   /** Waits until {@code p}'s own partition-ring page (its ring watcher's view) shows the state. */
   static void awaitStateSeenBy(WeirProcess p, int partition, String state) {
-    await().atMost(30, TimeUnit.SECONDS).pollInterval(Duration.ofMillis(200)).ignoreExceptions().untilAsserted(() -> {
-      HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(p.httpUrl() + "/ingester/partition-ring"))
-          .header("Accept", "application/json").build(), HttpResponse.BodyHandlers.ofString());
-      String seen = null;
-      for (JsonNode n : JSON.readTree(r.body()).get("partitions")) {
-        if (n.get("id").asInt() == partition) {
-          seen = n.get("state").asText();
-        }
+    await().atMost(30, TimeUnit.SECONDS).pollInterval(Duration.ofMillis(200)).ignoreExceptions().untilAsserted(() ->
+        assertThat(partitionOnPage(p, partition).get("state").asText()).isEqualTo(state));
+  }
+
+  /** The partition's entry on {@code p}'s {@code /ingester/partition-ring} page (JSON). */
+  static JsonNode partitionOnPage(WeirProcess p, int partition) throws Exception {
+    HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(p.httpUrl() + "/ingester/partition-ring"))
+        .header("Accept", "application/json").build(), HttpResponse.BodyHandlers.ofString());
+    for (JsonNode n : JSON.readTree(r.body()).get("partitions")) {
+      if (n.get("id").asInt() == partition) {
+        return n;
       }
-      assertThat(seen).as("partition %d on %s", partition, r.body()).isEqualTo(state);
-    });
+    }
+    throw new AssertionError("partition " + partition + " not on the page: " + r.body());
   }
 
   static Map<Integer, Long> endOffsets(KafkaCluster c) throws Exception {

@@ -1,11 +1,16 @@
 package dev.weir.ingester.ingest;
 
+import dev.weir.ingester.shipper.ShipperService;
 import dev.weir.proto.ring.PartitionDesc;
 import dev.weir.proto.ring.PartitionState;
 import dev.weir.ring.partition.PartitionStateChange;
+import dev.weir.storage.tsdb.TenantDb;
+import dev.weir.storage.tsdb.Tsdb;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Whether the ingester of an INACTIVE partition may be removed (scale-in), from what the ingester
@@ -49,6 +54,18 @@ public final class DownscaleReadiness {
    */
   public record Decision(boolean readyToLeave, boolean inactiveLongEnough, long leaveAfterMillis,
       StorageState storage, List<String> reasons) {}
+
+  /** What an ingester with {@code shipper} (null: none) and {@code tsdb} holds outside long-term storage. */
+  public static Supplier<Storage> storageOf(@Nullable ShipperService shipper, Tsdb tsdb) {
+    return () -> {
+      long series = 0;
+      for (String tenant : tsdb.tenants()) {
+        TenantDb db = tsdb.existing(tenant);
+        series += db == null ? 0 : db.head().numSeries();
+      }
+      return new Storage(shipper != null, shipper == null ? -1 : shipper.pendingBlocks(), series);
+    };
+  }
 
   /** Decides for {@code partition} at {@code nowMillis}. */
   public static Decision decide(PartitionDesc partition, long nowMillis, Duration lookback, Storage storage) {
