@@ -35,7 +35,8 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code /ingester/prepare-partition-downscale} on partition 1's ingester makes it INACTIVE; once
  * the distributor has seen that, no record is produced to partition 1 any more (its end offset
  * stays) while partition 0 takes every write, and every acknowledged sample is still exported by
- * the two ingesters. DELETE makes it ACTIVE again and it takes writes again. With etcd down, the
+ * the two ingesters. DELETE makes it ACTIVE again and it takes writes again; prepared again and
+ * stopped, its ingester leaves the ring and the partition is removed from it. With etcd down, the
  * request is refused with a 5xx and the state is unchanged once etcd returns.
  */
 class PartitionDownscaleIT {
@@ -54,7 +55,7 @@ class PartitionDownscaleIT {
     try {
       for (int i = 0; i < 2; i++) {
         ingesters.add(WeirProcess.launch(dir.resolve("ingester-" + i), c.args("--target=ingester",
-            "--ingester.id=ingester-zone-a-" + i)));
+            "--ingester.id=ingester-zone-a-" + i, "--ingester.partition-ring.delete-inactive-partition-after=2s")));
       }
       for (WeirProcess w : ingesters) {
         w.awaitReady(Duration.ofSeconds(90));
@@ -105,6 +106,15 @@ class PartitionDownscaleIT {
         assertThat(writer.write(5)).isEqualTo(5);
         assertThat(endOffsets(c).get(1)).as("partition 1 takes writes again once ACTIVE")
             .isGreaterThan(reactivated.get(1));
+
+        // Scale-in for good: prepared again, its ingester stops and leaves the ring, and the ownerless
+        // INACTIVE partition is removed (after 2 s here), so queriers no longer look for an owner.
+        assertThat(send(ingesters.get(1), "POST").statusCode()).isEqualTo(200);
+        awaitStateSeenBy(distributor, 1, "INACTIVE");
+        assertThat(ingesters.get(1).terminate(Duration.ofSeconds(30))).isIn(0, 143);
+        await().atMost(30, TimeUnit.SECONDS).pollInterval(Duration.ofMillis(200)).untilAsserted(() ->
+            assertThat(partitionIds(distributor)).containsExactly(0));
+        assertThat(writer.write(5)).isEqualTo(5);
       }
     } finally {
       for (WeirProcess w : ingesters) {
@@ -147,6 +157,14 @@ class PartitionDownscaleIT {
   static void awaitStateSeenBy(WeirProcess p, int partition, String state) {
     await().atMost(30, TimeUnit.SECONDS).pollInterval(Duration.ofMillis(200)).ignoreExceptions().untilAsserted(() ->
         assertThat(partitionOnPage(p, partition).get("state").asText()).isEqualTo(state));
+  }
+
+  static List<Integer> partitionIds(WeirProcess p) throws Exception {
+    HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(p.httpUrl() + "/ingester/partition-ring"))
+        .header("Accept", "application/json").build(), HttpResponse.BodyHandlers.ofString());
+    List<Integer> ids = new ArrayList<>();
+    JSON.readTree(r.body()).get("partitions").forEach(n -> ids.add(n.get("id").asInt()));
+    return ids;
   }
 
   /** The partition's entry on {@code p}'s {@code /ingester/partition-ring} page (JSON). */

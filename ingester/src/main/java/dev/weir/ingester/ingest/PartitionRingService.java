@@ -12,8 +12,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The ingester's place in the partition ring (Kafka mode): creates its partition if missing and
- * registers as an owner. The owner entry is removed on shutdown only with
- * {@code ingester.ring.unregister-on-shutdown}.
+ * registers as an owner. The owner entry is removed on shutdown with
+ * {@code ingester.ring.unregister-on-shutdown}, or after its partition was made INACTIVE through
+ * {@link #changeState} (prepare-partition-downscale) by this process.
  */
 public final class PartitionRingService implements Service, PrepareDownscaleApi.OwnPartition {
   private final PartitionLifecycler.Config config;
@@ -26,7 +27,7 @@ public final class PartitionRingService implements Service, PrepareDownscaleApi.
       RingMetrics metrics, LongSupplier clock) {
     this.config = new PartitionLifecycler.Config(RingConfig.PARTITION_RING_KEY, partition, ownerId,
         IngestStorageConfig.PARTITION_TOKENS, ingest.minPartitionOwners(), ingest.minPartitionOwnersDuration(),
-        ring.heartbeatPeriod(), ring.unregisterOnShutdown());
+        ring.heartbeatPeriod(), ring.unregisterOnShutdown(), ingest.deleteInactivePartitionAfter());
     this.kv = kv;
     this.metrics = metrics;
     this.clock = clock;
@@ -54,7 +55,11 @@ public final class PartitionRingService implements Service, PrepareDownscaleApi.
    */
   @Override
   public PartitionDesc changeState(PartitionState target) {
-    return running().changeState(target);
+    PartitionLifecycler l = running();
+    PartitionDesc p = l.changeState(target);
+    // Mimir's rule: an owner that prepared its downscale leaves the ring when it stops.
+    l.setLeaving(p.getState() == PartitionState.PARTITION_INACTIVE);
+    return p;
   }
 
   /**

@@ -34,7 +34,7 @@ class PrepareDownscaleApiTest {
   @BeforeEach
   void setUp() {
     lifecycler = new PartitionLifecycler(new PartitionLifecycler.Config(KEY, 1, "ingester-zone-a-1", 16, 1,
-        Duration.ZERO, Duration.ofHours(1), false), kv, RingMetrics.noop(), clock::get);
+        Duration.ZERO, Duration.ofHours(1), false, Duration.ZERO), kv, RingMetrics.noop(), clock::get);
     lifecycler.start();
     api = new PrepareDownscaleApi(new PrepareDownscaleApi.OwnPartition() {
       @Override

@@ -35,9 +35,11 @@ public final class PartitionLifecycler implements AutoCloseable {
 
   /**
    * @param removeOwnerOnShutdown remove this owner on stop (otherwise kept for a restart in place)
+   * @param deleteInactiveAfter a partition INACTIVE for this long and without owners is removed
+   *     from the ring (Mimir's {@code delete-inactive-partition-after}); 0 never removes one
    */
   public record Config(String ringKey, int partition, String ownerId, int numTokens, int minOwners,
-      Duration minOwnersDuration, Duration period, boolean removeOwnerOnShutdown) {}
+      Duration minOwnersDuration, Duration period, boolean removeOwnerOnShutdown, Duration deleteInactiveAfter) {}
 
   private final Config config;
   private final KvStore kv;
@@ -45,6 +47,7 @@ public final class PartitionLifecycler implements AutoCloseable {
   private final Counter heartbeats;
   private final Counter failures;
   private final BackgroundLoop loop;
+  private volatile boolean leaving;
 
   public PartitionLifecycler(Config config, KvStore kv, RingMetrics metrics, LongSupplier clock) {
     this.config = config;
@@ -111,9 +114,35 @@ public final class PartitionLifecycler implements AutoCloseable {
           log.info("msg=\"partition switched to ACTIVE\" partition={} owners={}", config.partition(), settled);
         }
       }
+      deleteInactiveWithoutOwners(b, now);
       PartitionRingDesc next = b.build();
       return next.equals(desc) ? null : next.toByteArray();
     });
+  }
+
+  /** Removes the partitions INACTIVE for {@code deleteInactiveAfter} that no instance owns any more. */
+  private void deleteInactiveWithoutOwners(PartitionRingDesc.Builder b, long now) {
+    if (config.deleteInactiveAfter().isZero()) {
+      return;
+    }
+    for (PartitionDesc p : Map.copyOf(b.getPartitionsMap()).values()) {
+      boolean owned = b.getOwnersMap().values().stream().anyMatch(o -> o.getOwnedPartition() == p.getId());
+      if (!owned && !p.getStateChangeLocked() && p.getState() == PartitionState.PARTITION_INACTIVE
+          && now - p.getStateTimestamp() >= config.deleteInactiveAfter().toMillis()) {
+        b.removePartitions(p.getId());
+        log.info("msg=\"INACTIVE partition without owners removed from the ring\" partition={} inactive_since={}",
+            p.getId(), p.getStateTimestamp());
+      }
+    }
+  }
+
+  /**
+   * Whether this owner leaves for good (scale-in): then {@link #close()} removes the owner entry
+   * whatever {@code removeOwnerOnShutdown} says, and with it the partition once it is INACTIVE
+   * long enough. Set by a prepared downscale, reset when it is cancelled; not kept across restarts.
+   */
+  public void setLeaving(boolean leaving) {
+    this.leaving = leaving;
   }
 
   /**
@@ -163,14 +192,19 @@ public final class PartitionLifecycler implements AutoCloseable {
   @Override
   public void close() {
     loop.close();
-    if (!config.removeOwnerOnShutdown()) {
+    if (!config.removeOwnerOnShutdown() && !leaving) {
       return;
     }
     try {
+      long now = clock.getAsLong();
       kv.cas(config.ringKey(), current -> {
         PartitionRingDesc desc = parse(current);
-        return desc.getOwnersMap().containsKey(config.ownerId())
-            ? desc.toBuilder().removeOwners(config.ownerId()).build().toByteArray() : null;
+        if (!desc.getOwnersMap().containsKey(config.ownerId())) {
+          return null;
+        }
+        PartitionRingDesc.Builder b = desc.toBuilder().removeOwners(config.ownerId());
+        deleteInactiveWithoutOwners(b, now);
+        return b.build().toByteArray();
       });
     } catch (KvException e) {
       log.warn("msg=\"could not remove partition owner on shutdown\" owner={} err=\"{}\"", config.ownerId(),

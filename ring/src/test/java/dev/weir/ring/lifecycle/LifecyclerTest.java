@@ -113,7 +113,7 @@ class LifecyclerTest {
 
   private PartitionLifecycler partition(String owner, int p, Duration minDuration) {
     return new PartitionLifecycler(new PartitionLifecycler.Config("ingester-partitions", p, owner, 32, 1, minDuration,
-        Duration.ofHours(1), false), kv, RingMetrics.noop(), clock::get);
+        Duration.ofHours(1), false, Duration.ofHours(13)), kv, RingMetrics.noop(), clock::get);
   }
 
   private PartitionRingDesc partitions() {
@@ -189,6 +189,58 @@ class LifecyclerTest {
     org.assertj.core.api.Assertions.assertThatThrownBy(() -> l.changeState(PartitionState.PARTITION_INACTIVE))
         .isInstanceOf(dev.weir.ring.partition.PartitionStateChange.RefusedException.class);
     assertThat(partitions()).isEqualTo(before);
+  }
+
+  @Test
+  void ownerlessPartitionInactiveLongEnoughIsRemovedByAnotherOwnersReconciliation() {
+    PartitionLifecycler zero = partition("ingester-zone-a-0", 0, Duration.ZERO);
+    PartitionLifecycler one = partition("ingester-zone-a-1", 1, Duration.ZERO);
+    zero.start();
+    one.start();
+    toClose.add(zero);
+    clock.set(2_000_000);
+    one.changeState(PartitionState.PARTITION_INACTIVE);
+    one.close(); // not leaving, removeOwnerOnShutdown=false: the owner entry stays
+    clock.addAndGet(Duration.ofHours(13).toMillis());
+    zero.reconcile();
+    assertThat(partitions().getPartitionsMap()).as("still owned").containsKey(1);
+    kv.cas("ingester-partitions", cur -> PartitionLifecycler.parse(cur).toBuilder().removeOwners("ingester-zone-a-1")
+        .build().toByteArray());
+    clock.set(2_000_000 + Duration.ofHours(13).toMillis() - 1);
+    zero.reconcile();
+    assertThat(partitions().getPartitionsMap()).as("INACTIVE 1 ms short of 13h").containsKey(1);
+    clock.addAndGet(1);
+    zero.reconcile();
+    assertThat(partitions().getPartitionsMap()).containsOnlyKeys(0);
+    assertThat(partitions().getOwnersMap()).containsOnlyKeys("ingester-zone-a-0");
+  }
+
+  @Test
+  void leavingOwnerRemovesItselfAndItsLongInactivePartitionOnClose() {
+    PartitionLifecycler zero = partition("ingester-zone-a-0", 0, Duration.ZERO);
+    PartitionLifecycler one = partition("ingester-zone-a-1", 1, Duration.ZERO);
+    zero.start();
+    one.start();
+    toClose.add(zero);
+    clock.set(2_000_000);
+    one.changeState(PartitionState.PARTITION_INACTIVE);
+    one.setLeaving(true);
+    clock.addAndGet(Duration.ofHours(13).toMillis());
+    one.close();
+    assertThat(partitions().getPartitionsMap()).containsOnlyKeys(0);
+    assertThat(partitions().getOwnersMap()).containsOnlyKeys("ingester-zone-a-0");
+  }
+
+  @Test
+  void leavingOwnerOfARecentlyInactivePartitionRemovesOnlyItself() {
+    PartitionLifecycler one = partition("ingester-zone-a-1", 1, Duration.ZERO);
+    one.start();
+    one.changeState(PartitionState.PARTITION_INACTIVE);
+    one.setLeaving(true);
+    clock.addAndGet(60_000);
+    one.close();
+    assertThat(partitions().getOwnersMap()).isEmpty();
+    assertThat(partitions().getPartitionsOrThrow(1).getState()).isEqualTo(PartitionState.PARTITION_INACTIVE);
   }
 
   @Test
