@@ -251,7 +251,7 @@ public final class Weir {
     RingPages.register(router, ring::instanceRing, ring::partitionRing, ring::kvConnected, lag);
     if (partitionRing != null && ingester != null) {
       new PrepareDownscaleApi(partitionRing, config.querier().queryIngestersWithin(),
-          DownscaleReadiness.storageOf(shipper, ingester.tsdb()), clock).register(router);
+          DownscaleReadiness.storageOf(shipper, ingester.tsdb()), clock, ingester.tsdb()::flushAll).register(router);
     }
     HttpServer http = new HttpServer(config.server(), router, requestMetrics);
     list.add(http);

@@ -35,8 +35,9 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code /ingester/prepare-partition-downscale} on partition 1's ingester makes it INACTIVE; once
  * the distributor has seen that, no record is produced to partition 1 any more (its end offset
  * stays) while partition 0 takes every write, and every acknowledged sample is still exported by
- * the two ingesters. DELETE makes it ACTIVE again and it takes writes again; prepared again and
- * stopped, its ingester leaves the ring and the partition is removed from it. With etcd down, the
+ * the two ingesters. DELETE makes it ACTIVE again and it takes writes again. Prepared again, flushed,
+ * its blocks shipped and the (5 s) look-back passed, the ingester says it may leave; stopped, it
+ * leaves the ring and the partition is removed from it. With etcd down, the
  * request is refused with a 5xx and the state is unchanged once etcd returns.
  */
 class PartitionDownscaleIT {
@@ -55,7 +56,10 @@ class PartitionDownscaleIT {
     try {
       for (int i = 0; i < 2; i++) {
         ingesters.add(WeirProcess.launch(dir.resolve("ingester-" + i), c.args("--target=ingester",
-            "--ingester.id=ingester-zone-a-" + i, "--ingester.partition-ring.delete-inactive-partition-after=2s")));
+            "--ingester.id=ingester-zone-a-" + i, "--ingester.partition-ring.delete-inactive-partition-after=2s",
+            // Scale-in readiness within the test: a 5 s look-back, blocks shipped every second.
+            "--querier.query-ingesters-within=5s", "--querier.query-store-after=1s",
+            "--blocks-storage.tsdb.ship-interval=1s")));
       }
       for (WeirProcess w : ingesters) {
         w.awaitReady(Duration.ofSeconds(90));
@@ -111,6 +115,18 @@ class PartitionDownscaleIT {
         // INACTIVE partition is removed (after 2 s here), so queriers no longer look for an owner.
         assertThat(send(ingesters.get(1), "POST").statusCode()).isEqualTo(200);
         awaitStateSeenBy(distributor, 1, "INACTIVE");
+        JsonNode notYet = JSON.readTree(send(ingesters.get(1), "GET").body());
+        assertThat(notYet.get("ready_to_leave").asBoolean()).isFalse();
+        assertThat(notYet.get("reasons").toString()).as("the head is not in blocks yet").contains("head holds");
+        HttpResponse<String> flushed = HTTP.send(HttpRequest.newBuilder(URI.create(ingesters.get(1).httpUrl()
+            + "/ingester/flush")).POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(flushed.statusCode()).as(flushed.body()).isEqualTo(200);
+        assertThat(JSON.readTree(flushed.body()).get("blocks").asInt()).isPositive();
+        await().atMost(60, TimeUnit.SECONDS).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
+          JsonNode r = JSON.readTree(send(ingesters.get(1), "GET").body());
+          assertThat(r.get("storage").asText()).as(r.toString()).isEqualTo("ok");
+          assertThat(r.get("ready_to_leave").asBoolean()).as(r.toString()).isTrue();
+        });
         assertThat(ingesters.get(1).terminate(Duration.ofSeconds(30))).isIn(0, 143);
         await().atMost(30, TimeUnit.SECONDS).pollInterval(Duration.ofMillis(200)).untilAsserted(() ->
             assertThat(partitionIds(distributor)).containsExactly(0));

@@ -8,9 +8,11 @@ import dev.weir.proto.ring.PartitionState;
 import dev.weir.ring.kv.KvException;
 import dev.weir.ring.partition.PartitionStateChange;
 import dev.weir.ring.partition.PartitionStateChange.RefusedException;
+import dev.weir.storage.errors.ServerErrorException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Set;
+import java.util.function.IntSupplier;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
@@ -23,6 +25,11 @@ import org.jspecify.annotations.Nullable;
  * the state with {@code state_timestamp} in Unix milliseconds (as on {@code /ingester/partition-ring}),
  * and whether the ingester may be removed ({@link DownscaleReadiness}; {@code leave_after} in Unix
  * seconds).
+ *
+ * <p>{@code POST /ingester/flush} compacts the whole head into blocks (the shipper uploads them at
+ * its next round), so that a drained ingester holds nothing outside long-term storage; it is
+ * refused (409) unless the partition is INACTIVE, because afterwards samples older than the end of
+ * the last block are refused.
  *
  * <p>A missing partition is 404, a refused change (PENDING, locked) 409, an unreachable KV store
  * 503; none of them changes the ring. Thread-safe.
@@ -46,30 +53,33 @@ public final class PrepareDownscaleApi {
   private final Duration lookback;
   private final Supplier<DownscaleReadiness.Storage> storage;
   private final LongSupplier clock;
+  private final IntSupplier flush;
 
   /**
    * @param lookback how far back queriers read ingesters ({@code querier.query-ingesters-within})
    * @param storage what the ingester holds outside long-term storage, read on every GET
+   * @param flush compacts the whole head into blocks, returns how many were written
    */
   public PrepareDownscaleApi(OwnPartition ring, Duration lookback, Supplier<DownscaleReadiness.Storage> storage,
-      LongSupplier clock) {
+      LongSupplier clock, IntSupplier flush) {
     this.ring = ring;
     this.lookback = lookback;
     this.storage = storage;
     this.clock = clock;
+    this.flush = flush;
   }
 
   public void register(HttpRouter router) {
     router.add("ingester_prepare_partition_downscale", Set.of("GET", "POST", "DELETE"),
-        "/ingester/prepare-partition-downscale", this::handle);
+        "/ingester/prepare-partition-downscale", ex -> respond(ex, switch (ex.method()) {
+          case "POST" -> change(PartitionState.PARTITION_INACTIVE);
+          case "DELETE" -> change(PartitionState.PARTITION_ACTIVE);
+          default -> get();
+        }));
+    router.add("ingester_flush", Set.of("POST"), "/ingester/flush", ex -> respond(ex, flush()));
   }
 
-  private void handle(HttpExchange ex) {
-    Response r = switch (ex.method()) {
-      case "POST" -> change(PartitionState.PARTITION_INACTIVE);
-      case "DELETE" -> change(PartitionState.PARTITION_ACTIVE);
-      default -> get();
-    };
+  private static void respond(HttpExchange ex, Response r) {
     if (r.status() == 200) {
       ex.respond(200, "application/json", r.body().getBytes(StandardCharsets.UTF_8));
     } else {
@@ -99,6 +109,25 @@ public final class PrepareDownscaleApi {
       return ok(p);
     } catch (KvException | IllegalStateException e) {
       return unavailable(e);
+    }
+  }
+
+  /** POST /ingester/flush: only on an INACTIVE partition's ingester. */
+  public Response flush() {
+    try {
+      PartitionDesc p = ring.partition();
+      if (p == null || p.getState() != PartitionState.PARTITION_INACTIVE) {
+        return new Response(409, "partition " + ring.partitionId() + " is "
+            + (p == null ? "not in the ring" : PartitionStateChange.name(p.getState()))
+            + ": flush only a drained ingester (POST /ingester/prepare-partition-downscale first), since samples"
+            + " older than the flushed blocks are refused afterwards");
+      }
+      int blocks = flush.getAsInt();
+      return new Response(200, "{\"blocks\":" + blocks + "}");
+    } catch (KvException | IllegalStateException e) {
+      return unavailable(e);
+    } catch (ServerErrorException e) {
+      return new Response(500, e.getMessage());
     }
   }
 

@@ -28,6 +28,7 @@ class PrepareDownscaleApiTest {
 
   private final DownableKvStore kv = new DownableKvStore();
   private final AtomicLong clock = new AtomicLong(1_700_000_000_000L);
+  private final java.util.concurrent.atomic.AtomicInteger flushes = new java.util.concurrent.atomic.AtomicInteger();
   private PartitionLifecycler lifecycler;
   private PrepareDownscaleApi api;
 
@@ -51,7 +52,8 @@ class PrepareDownscaleApiTest {
       public int partitionId() {
         return 1;
       }
-    }, Duration.ofHours(13), () -> new DownscaleReadiness.Storage(true, 0, 0), clock::get);
+    }, Duration.ofHours(13), () -> new DownscaleReadiness.Storage(true, 0, 0), clock::get,
+        flushes::incrementAndGet);
   }
 
   @AfterEach
@@ -96,6 +98,17 @@ class PrepareDownscaleApiTest {
     assertThat(deleted.get("timestamp").asLong()).isZero();
     assertThat(deleted.get("state").asText()).isEqualTo("ACTIVE");
     assertThat(stored().getState()).isEqualTo(PartitionState.PARTITION_ACTIVE);
+  }
+
+  @Test
+  void flushRunsOnlyOnceThePartitionIsInactive() throws Exception {
+    Response active = api.flush();
+    assertThat(active.status()).isEqualTo(409);
+    assertThat(active.body()).contains("is ACTIVE");
+    assertThat(flushes.get()).isZero();
+    api.change(PartitionState.PARTITION_INACTIVE);
+    assertThat(json(api.flush()).get("blocks").asInt()).isEqualTo(1);
+    assertThat(flushes.get()).isEqualTo(1);
   }
 
   @Test
