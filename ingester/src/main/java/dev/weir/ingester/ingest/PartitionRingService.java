@@ -62,6 +62,11 @@ public final class PartitionRingService implements Service, PrepareDownscaleApi.
     return p;
   }
 
+  @Override
+  public PartitionDesc setStateLocked(boolean locked) {
+    return running().setStateLocked(locked);
+  }
+
   /**
    * This ingester's partition as stored now, or null when it is not in the ring.
    *

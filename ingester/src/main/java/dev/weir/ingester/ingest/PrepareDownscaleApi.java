@@ -31,6 +31,10 @@ import org.jspecify.annotations.Nullable;
  * refused (409) unless the partition is INACTIVE, because afterwards samples older than the end of
  * the last block are refused.
  *
+ * <p>{@code POST /ingester/partition-state-lock} locks the partition's state (Mimir's
+ * {@code state_change_locked}: neither these requests nor reconciliation change it, and it is never
+ * removed from the ring), {@code DELETE} unlocks it; both answer the GET body.
+ *
  * <p>A missing partition is 404, a refused change (PENDING, locked) 409, an unreachable KV store
  * 503; none of them changes the ring. Thread-safe.
  */
@@ -42,6 +46,9 @@ public final class PrepareDownscaleApi {
   public interface OwnPartition {
     /** See {@link PartitionRingService#changeState}. */
     PartitionDesc changeState(PartitionState target);
+
+    /** Locks or unlocks the partition's state (nothing changes it while locked). */
+    PartitionDesc setStateLocked(boolean locked);
 
     /** See {@link PartitionRingService#partition}. */
     @Nullable PartitionDesc partition();
@@ -77,6 +84,8 @@ public final class PrepareDownscaleApi {
           default -> get();
         }));
     router.add("ingester_flush", Set.of("POST"), "/ingester/flush", ex -> respond(ex, flush()));
+    router.add("ingester_partition_state_lock", Set.of("POST", "DELETE"), "/ingester/partition-state-lock",
+        ex -> respond(ex, lock(ex.method().equals("POST"))));
   }
 
   private static void respond(HttpExchange ex, Response r) {
@@ -107,6 +116,17 @@ public final class PrepareDownscaleApi {
             + " is not in the partition ring (not created yet, or already removed)");
       }
       return ok(p);
+    } catch (KvException | IllegalStateException e) {
+      return unavailable(e);
+    }
+  }
+
+  /** POST (lock) or DELETE (unlock) /ingester/partition-state-lock. */
+  public Response lock(boolean locked) {
+    try {
+      return ok(ring.setStateLocked(locked));
+    } catch (RefusedException e) {
+      return new Response(404, e.getMessage());
     } catch (KvException | IllegalStateException e) {
       return unavailable(e);
     }

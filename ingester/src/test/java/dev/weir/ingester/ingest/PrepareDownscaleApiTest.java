@@ -49,6 +49,11 @@ class PrepareDownscaleApiTest {
       }
 
       @Override
+      public PartitionDesc setStateLocked(boolean locked) {
+        return lifecycler.setStateLocked(locked);
+      }
+
+      @Override
       public int partitionId() {
         return 1;
       }
@@ -109,6 +114,19 @@ class PrepareDownscaleApiTest {
     api.change(PartitionState.PARTITION_INACTIVE);
     assertThat(json(api.flush()).get("blocks").asInt()).isEqualTo(1);
     assertThat(flushes.get()).isEqualTo(1);
+  }
+
+  @Test
+  void lockedPartitionRefusesBothDirectionsUntilUnlocked() throws Exception {
+    assertThat(json(api.lock(true)).get("state_change_locked").asBoolean()).isTrue();
+    assertThat(api.change(PartitionState.PARTITION_INACTIVE).status()).isEqualTo(409);
+    assertThat(json(api.lock(false)).get("state_change_locked").asBoolean()).isFalse();
+    json(api.change(PartitionState.PARTITION_INACTIVE));
+    json(api.lock(true));
+    Response delete = api.change(PartitionState.PARTITION_ACTIVE);
+    assertThat(delete.status()).isEqualTo(409);
+    assertThat(stored().getState()).isEqualTo(PartitionState.PARTITION_INACTIVE);
+    assertThat(stored().getStateChangeLocked()).isTrue();
   }
 
   @Test

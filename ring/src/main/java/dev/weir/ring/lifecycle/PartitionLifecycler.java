@@ -170,6 +170,27 @@ public final class PartitionLifecycler implements AutoCloseable {
   }
 
   /**
+   * Locks or unlocks the state of this lifecycler's partition, in one CAS.
+   *
+   * @return the partition as stored afterwards
+   * @throws PartitionStateChange.RefusedException when the partition is not in the ring
+   * @throws KvException when the store cannot be reached (nothing is written)
+   */
+  public PartitionDesc setStateLocked(boolean locked) {
+    byte[] stored = kv.cas(config.ringKey(), current -> {
+      PartitionRingDesc desc = parse(current);
+      PartitionRingDesc next = PartitionStateChange.setLocked(desc, config.partition(), locked);
+      return next == desc ? null : next.toByteArray();
+    });
+    PartitionDesc p = parse(stored).getPartitionsMap().get(config.partition());
+    if (p == null) {
+      throw new KvException("partition " + config.partition() + " vanished from the ring during the change");
+    }
+    log.info("msg=\"partition state lock set\" partition={} locked={}", config.partition(), p.getStateChangeLocked());
+    return p;
+  }
+
+  /**
    * This lifecycler's partition as stored now, or null when it is not in the ring.
    *
    * @throws KvException when the store cannot be reached

@@ -72,6 +72,24 @@ public final class PartitionStateChange {
     return desc.toBuilder().putPartitions(partition, next).build();
   }
 
+  /**
+   * The ring with {@code partition}'s state locked or unlocked (Mimir's {@code state_change_locked}),
+   * or {@code desc} itself when it already is.
+   *
+   * @throws RefusedException (NOT_FOUND) when the partition is missing
+   */
+  public static PartitionRingDesc setLocked(PartitionRingDesc desc, int partition, boolean locked) {
+    PartitionDesc p = desc.getPartitionsMap().get(partition);
+    if (p == null) {
+      throw new RefusedException(RefusedException.Kind.NOT_FOUND,
+          "partition " + partition + " is not in the partition ring (not created yet, or already removed)");
+    }
+    if (p.getStateChangeLocked() == locked) {
+      return desc;
+    }
+    return desc.toBuilder().putPartitions(partition, p.toBuilder().setStateChangeLocked(locked).build()).build();
+  }
+
   /** The state without its {@code PARTITION_} prefix, as pages and messages show it. */
   public static String name(PartitionState s) {
     return s.name().replace("PARTITION_", "");

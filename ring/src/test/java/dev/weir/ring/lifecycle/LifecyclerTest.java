@@ -232,6 +232,23 @@ class LifecyclerTest {
   }
 
   @Test
+  void lockedOwnerlessInactivePartitionIsNeverRemoved() {
+    PartitionLifecycler zero = partition("ingester-zone-a-0", 0, Duration.ZERO);
+    PartitionLifecycler one = partition("ingester-zone-a-1", 1, Duration.ZERO);
+    zero.start();
+    one.start();
+    toClose.add(zero);
+    one.changeState(PartitionState.PARTITION_INACTIVE);
+    one.setStateLocked(true);
+    one.setLeaving(true);
+    clock.addAndGet(Duration.ofDays(30).toMillis());
+    one.close();
+    zero.reconcile();
+    assertThat(partitions().getOwnersMap()).containsOnlyKeys("ingester-zone-a-0");
+    assertThat(partitions().getPartitionsOrThrow(1).getState()).isEqualTo(PartitionState.PARTITION_INACTIVE);
+  }
+
+  @Test
   void leavingOwnerOfARecentlyInactivePartitionRemovesOnlyItself() {
     PartitionLifecycler one = partition("ingester-zone-a-1", 1, Duration.ZERO);
     one.start();

@@ -52,6 +52,20 @@ class PartitionStateChangeTest {
   }
 
   @Test
+  void lockIsSetAndClearedWithoutTouchingTheState() {
+    PartitionRingDesc locked = PartitionStateChange.setLocked(ring(PartitionState.PARTITION_ACTIVE, false), 1, true);
+    assertThat(locked.getPartitionsOrThrow(1).getStateChangeLocked()).isTrue();
+    assertThat(locked.getPartitionsOrThrow(1).getState()).isEqualTo(PartitionState.PARTITION_ACTIVE);
+    assertThat(locked.getPartitionsOrThrow(1).getStateTimestamp()).isEqualTo(100);
+    assertThat(PartitionStateChange.setLocked(locked, 1, true)).isSameAs(locked);
+    assertThat(PartitionStateChange.setLocked(locked, 1, false).getPartitionsOrThrow(1).getStateChangeLocked())
+        .isFalse();
+    assertThatThrownBy(() -> PartitionStateChange.setLocked(locked, 2, true))
+        .isInstanceOfSatisfying(RefusedException.class, e -> assertThat(e.kind())
+            .isEqualTo(RefusedException.Kind.NOT_FOUND));
+  }
+
+  @Test
   void missingPartitionIsNotFound() {
     assertThatThrownBy(() -> PartitionStateChange.apply(ring(PartitionState.PARTITION_ACTIVE, false), 2,
         PartitionState.PARTITION_INACTIVE, 1))
