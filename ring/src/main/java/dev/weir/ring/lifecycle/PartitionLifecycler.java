@@ -16,6 +16,7 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.function.LongSupplier;
+import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -155,15 +156,7 @@ public final class PartitionLifecycler implements AutoCloseable {
    */
   public PartitionDesc changeState(PartitionState target) {
     long now = clock.getAsLong();
-    byte[] stored = kv.cas(config.ringKey(), current -> {
-      PartitionRingDesc desc = parse(current);
-      PartitionRingDesc next = PartitionStateChange.apply(desc, config.partition(), target, now);
-      return next == desc ? null : next.toByteArray();
-    });
-    PartitionDesc p = parse(stored).getPartitionsMap().get(config.partition());
-    if (p == null) {
-      throw new KvException("partition " + config.partition() + " vanished from the ring during the change");
-    }
+    PartitionDesc p = update(desc -> PartitionStateChange.apply(desc, config.partition(), target, now));
     log.info("msg=\"partition state requested\" partition={} state={} since={}", config.partition(),
         PartitionStateChange.name(p.getState()), p.getStateTimestamp());
     return p;
@@ -177,16 +170,22 @@ public final class PartitionLifecycler implements AutoCloseable {
    * @throws KvException when the store cannot be reached (nothing is written)
    */
   public PartitionDesc setStateLocked(boolean locked) {
+    PartitionDesc p = update(desc -> PartitionStateChange.setLocked(desc, config.partition(), locked));
+    log.info("msg=\"partition state lock set\" partition={} locked={}", config.partition(), p.getStateChangeLocked());
+    return p;
+  }
+
+  /** One CAS applying {@code change} (which returns its argument to write nothing); the partition after it. */
+  private PartitionDesc update(UnaryOperator<PartitionRingDesc> change) {
     byte[] stored = kv.cas(config.ringKey(), current -> {
       PartitionRingDesc desc = parse(current);
-      PartitionRingDesc next = PartitionStateChange.setLocked(desc, config.partition(), locked);
+      PartitionRingDesc next = change.apply(desc);
       return next == desc ? null : next.toByteArray();
     });
     PartitionDesc p = parse(stored).getPartitionsMap().get(config.partition());
     if (p == null) {
       throw new KvException("partition " + config.partition() + " vanished from the ring during the change");
     }
-    log.info("msg=\"partition state lock set\" partition={} locked={}", config.partition(), p.getStateChangeLocked());
     return p;
   }
 
