@@ -13,6 +13,7 @@ import dev.weir.ingester.config.FlagSet;
 import dev.weir.ingester.config.WeirConfig;
 import dev.weir.ingester.distributor.ForwardingDistributor;
 import dev.weir.ingester.distributor.KafkaDistributor;
+import dev.weir.ingester.ingest.BlockBuilderBacklog;
 import dev.weir.ingester.ingest.DownscaleReadiness;
 import dev.weir.ingester.ingest.IngestStorageConfig;
 import dev.weir.ingester.ingest.KafkaWriterService;
@@ -251,7 +252,8 @@ public final class Weir {
     RingPages.register(router, ring::instanceRing, ring::partitionRing, ring::kvConnected, lag);
     if (partitionRing != null && ingester != null) {
       new PrepareDownscaleApi(partitionRing, config.querier().queryIngestersWithin(),
-          DownscaleReadiness.storageOf(shipper, ingester.tsdb()), clock, ingester.tsdb()::flushAll).register(router);
+          DownscaleReadiness.storageOf(shipper, ingester.tsdb(), new BlockBuilderBacklog(config.ingest().kafka(),
+              config.blockBuilder().consumerGroup(), partition)), clock, ingester.tsdb()::flushAll).register(router);
     }
     HttpServer http = new HttpServer(config.server(), router, requestMetrics);
     list.add(http);

@@ -9,6 +9,7 @@ import dev.weir.storage.tsdb.Tsdb;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
@@ -22,9 +23,9 @@ import org.jspecify.annotations.Nullable;
  *       INACTIVE, so after the look-back no query asks ingesters for anything only it holds;
  *   <li>everything it holds is in long-term storage: with the shipper, its last round left no
  *       block pending and the head holds no series (all compacted into shipped blocks). Without the
- *       shipper the block-builder writes the partition's blocks, which the ingester cannot see:
- *       the storage condition is then reported as unchecked and the operator checks the
- *       block-builder's committed offset (see {@code docs/operations.md}, scale-in).
+ *       shipper the block-builder writes the partition's blocks: its consumer group must have
+ *       committed the partition up to its end; when that cannot be read the storage condition is
+ *       reported as unchecked and the operator checks by hand ({@code docs/operations.md}, scale-in).
  * </ul>
  *
  * Stateless; thread-safe.
@@ -39,8 +40,10 @@ public final class DownscaleReadiness {
    * @param pendingBlocks local blocks not in the bucket as of the shipper's last round; -1 before
    *     its first round
    * @param headSeries series in the heads of all tenants
+   * @param blockBuilderBacklog without the shipper: records of the partition the block-builder has
+   *     not built into blocks yet ({@link BlockBuilderBacklog}), -1 when unknown
    */
-  public record Storage(boolean shipperEnabled, int pendingBlocks, long headSeries) {}
+  public record Storage(boolean shipperEnabled, int pendingBlocks, long headSeries, long blockBuilderBacklog) {}
 
   /** Whether the storage condition holds, could not be checked here, or does not hold yet. */
   public enum StorageState { OK, PENDING, UNCHECKED }
@@ -55,15 +58,20 @@ public final class DownscaleReadiness {
   public record Decision(boolean readyToLeave, boolean inactiveLongEnough, long leaveAfterMillis,
       StorageState storage, List<String> reasons) {}
 
-  /** What an ingester with {@code shipper} (null: none) and {@code tsdb} holds outside long-term storage. */
-  public static Supplier<Storage> storageOf(@Nullable ShipperService shipper, Tsdb tsdb) {
+  /**
+   * What an ingester with {@code shipper} (null: none, the block-builder writes the blocks, whose
+   * {@code blockBuilderBacklog} is then asked) and {@code tsdb} holds outside long-term storage.
+   */
+  public static Supplier<Storage> storageOf(@Nullable ShipperService shipper, Tsdb tsdb,
+      LongSupplier blockBuilderBacklog) {
     return () -> {
       long series = 0;
       for (String tenant : tsdb.tenants()) {
         TenantDb db = tsdb.existing(tenant);
         series += db == null ? 0 : db.head().numSeries();
       }
-      return new Storage(shipper != null, shipper == null ? -1 : shipper.pendingBlocks(), series);
+      return shipper == null ? new Storage(false, -1, series, blockBuilderBacklog.getAsLong())
+          : new Storage(true, shipper.pendingBlocks(), series, -1);
     };
   }
 
@@ -93,9 +101,17 @@ public final class DownscaleReadiness {
 
   private static StorageState storage(Storage storage, List<String> reasons) {
     if (!storage.shipperEnabled()) {
-      reasons.add("no shipper: the block-builder writes this partition's blocks; check that its committed offset"
-          + " reached the partition's end offset (docs/operations.md, scale-in)");
-      return StorageState.UNCHECKED;
+      if (storage.blockBuilderBacklog() < 0) {
+        reasons.add("no shipper, and the block-builder's progress is unknown (its group never committed this"
+            + " partition, or Kafka did not answer): check its committed offset by hand (docs/operations.md)");
+        return StorageState.UNCHECKED;
+      }
+      if (storage.blockBuilderBacklog() > 0) {
+        reasons.add("the block-builder has " + storage.blockBuilderBacklog()
+            + " record(s) of this partition not built into blocks yet");
+        return StorageState.PENDING;
+      }
+      return StorageState.OK;
     }
     int before = reasons.size();
     if (storage.pendingBlocks() < 0) {

@@ -57,7 +57,7 @@ class PrepareDownscaleApiTest {
       public int partitionId() {
         return 1;
       }
-    }, Duration.ofHours(13), () -> new DownscaleReadiness.Storage(true, 0, 0), clock::get,
+    }, Duration.ofHours(13), () -> new DownscaleReadiness.Storage(true, 0, 0, -1), clock::get,
         flushes::incrementAndGet);
   }
 
