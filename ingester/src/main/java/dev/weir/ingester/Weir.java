@@ -14,10 +14,13 @@ import dev.weir.ingester.config.FlagSet;
 import dev.weir.ingester.config.WeirConfig;
 import dev.weir.ingester.distributor.ForwardingDistributor;
 import dev.weir.ingester.distributor.KafkaDistributor;
+import dev.weir.ingester.ingest.BlockBuilderBacklog;
+import dev.weir.ingester.ingest.DownscaleReadiness;
 import dev.weir.ingester.ingest.IngestStorageConfig;
 import dev.weir.ingester.ingest.KafkaWriterService;
 import dev.weir.ingester.ingest.PartitionReaderService;
 import dev.weir.ingester.ingest.PartitionRingService;
+import dev.weir.ingester.ingest.PrepareDownscaleApi;
 import dev.weir.ingester.ingest.ReadConsistency;
 import dev.weir.ingester.lifecycle.Service;
 import dev.weir.ingester.lifecycle.ServiceManager;
@@ -169,6 +172,7 @@ public final class Weir {
     AtomicReference<InstanceRingService> ringRef = new AtomicReference<>();
 
     Ingester ingester = null;
+    ShipperService shipper = null;
     if (runsIngester) {
       Tsdb tsdb = new Tsdb(config.storage(), new TsdbMetrics(registry), clock, tenant -> () -> {
         int globalLimit = limits.apply(tenant).maxGlobalSeriesPerUser();
@@ -184,12 +188,15 @@ public final class Weir {
       list.add(ingester);
       if (config.shipper().enabled()) {
         // Right after the storage: started once it is open, stopped before it closes.
-        list.add(ShipperService.wire(config.shipper(), config.bucket(), tsdb, registry, clock));
+        shipper = ShipperService.wire(config.shipper(), config.bucket(), tsdb, registry, clock);
+        list.add(shipper);
       }
     }
     RingMetrics ringMetrics = new RingMetrics(registry);
+    PartitionRingService partitionRing = null;
     if (kafka && runsIngester) {
-      list.add(new PartitionRingService(partition, id, config.ingest(), config.ring(), kv, ringMetrics, clock));
+      partitionRing = new PartitionRingService(partition, id, config.ingest(), config.ring(), kv, ringMetrics, clock);
+      list.add(partitionRing);
     }
     KafkaWriterService writer = null;
     if (kafka && runsDistributor) {
@@ -239,15 +246,28 @@ public final class Weir {
     }
     new JsonImport(push, config.tenants()).register(router);
     new RemoteWriteApi(push, config.tenants(), config.api()).register(router);
-    RingPages.register(router, ring::instanceRing, ring::partitionRing, ring::kvConnected);
+    ReaderMetrics readerMetrics = null;
+    RingPages.PartitionLag lag = RingPages.PartitionLag.UNKNOWN;
+    if (kafka && ingester != null) {
+      ReaderMetrics own = new ReaderMetrics(registry, partition);
+      int ownPartition = partition;
+      lag = p -> p == ownPartition ? own.lagRecords() : -1;
+      readerMetrics = own;
+    }
+    RingPages.register(router, ring::instanceRing, ring::partitionRing, ring::kvConnected, lag);
+    if (partitionRing != null && ingester != null) {
+      new PrepareDownscaleApi(partitionRing, config.querier().queryIngestersWithin(),
+          DownscaleReadiness.storageOf(shipper, ingester.tsdb(), new BlockBuilderBacklog(config.ingest().kafka(),
+              config.blockBuilder().consumerGroup(), partition)), clock, ingester.tsdb()::flushAll).register(router);
+    }
     HttpServer http = new HttpServer(config.server(), router, requestMetrics);
     list.add(http);
     list.add(ring);
 
-    if (kafka && ingester != null) {
+    if (readerMetrics != null && ingester != null) {
       IngestStorageConfig ingest = config.ingest();
       PartitionReaderService reader = new PartitionReaderService(ingest.kafkaFor(id), partition, ingester,
-          new ReaderMetrics(registry, partition), clock, ingest.strongReadTimeout(),
+          readerMetrics, clock, ingest.strongReadTimeout(),
           config.server().gracefulShutdownTimeout(), ring::activate);
       consistency.set(reader);
       list.add(reader);

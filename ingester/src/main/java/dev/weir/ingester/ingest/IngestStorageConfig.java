@@ -18,9 +18,11 @@ import java.time.Duration;
  * @param minPartitionOwners owners a PENDING partition needs before it turns ACTIVE
  * @param minPartitionOwnersDuration how long those owners must have been registered
  * @param strongReadTimeout how long a strong read may wait for the reader to catch up
+ * @param deleteInactivePartitionAfter how long a partition stays INACTIVE before, once no instance
+ *     owns it, it is removed from the ring; 0 never removes one
  */
 public record IngestStorageConfig(boolean enabled, KafkaConfig kafka, boolean pushGrpcEnabled, int minPartitionOwners,
-    Duration minPartitionOwnersDuration, Duration strongReadTimeout) {
+    Duration minPartitionOwnersDuration, Duration strongReadTimeout, Duration deleteInactivePartitionAfter) {
 
   /** Tokens per partition in the partition ring (the spread test uses this number). */
   public static final int PARTITION_TOKENS = 128;
@@ -63,6 +65,7 @@ public record IngestStorageConfig(boolean enabled, KafkaConfig kafka, boolean pu
     private final Flag<Integer> minOwners;
     private final Flag<Duration> minOwnersDuration;
     private final Flag<Duration> strongTimeout;
+    private final Flag<Duration> deleteInactiveAfter;
     private final Flag<String> saslMechanism;
     private final Flag<String> saslUsername;
     private final Flag<String> saslPassword;
@@ -116,6 +119,10 @@ public record IngestStorageConfig(boolean enabled, KafkaConfig kafka, boolean pu
           "Owners a PENDING partition needs before it turns ACTIVE and receives writes.");
       minOwnersDuration = fs.duration("ingester.partition-ring.min-partition-owners-duration", Duration.ofSeconds(10),
           "How long a partition's owners must have been registered before it turns ACTIVE.");
+      deleteInactiveAfter = fs.duration("ingester.partition-ring.delete-inactive-partition-after",
+          Duration.ofHours(13), "A partition INACTIVE (prepare-partition-downscale) for this long and owned by no"
+              + " ingester any more is removed from the partition ring, so queriers stop asking for it. At least"
+              + " querier.query-ingesters-within; 0 never removes one.");
       strongTimeout = fs.duration("ingester.read-consistency-strong-timeout", Duration.ofSeconds(30),
           "How long a query with X-Read-Consistency: strong waits for the partition to be consumed to its end.");
       saslMechanism = fs.oneOf(k + "sasl-mechanism", "", KafkaSecurity.MECHANISMS, "SASL mechanism of the Kafka"
@@ -164,8 +171,11 @@ public record IngestStorageConfig(boolean enabled, KafkaConfig kafka, boolean pu
           maxBuffered.get(), deadLetter.get(), preferFile.get(), new KafkaSecurity(saslMechanism.get(),
           saslUsername.get(), saslPassword.get(), tls.get(), tlsCa.get()), fetchConcurrency.get());
       boolean push = enabled.get() ? pushGrpc.isSet() && pushGrpc.get() : pushGrpc.get();
+      if (deleteInactiveAfter.get().isNegative()) {
+        throw new ConfigException("ingester.partition-ring.delete-inactive-partition-after must not be negative");
+      }
       return new IngestStorageConfig(enabled.get(), kafka, push, minOwners.get(), minOwnersDuration.get(),
-          strongTimeout.get());
+          strongTimeout.get(), deleteInactiveAfter.get());
     }
   }
 }

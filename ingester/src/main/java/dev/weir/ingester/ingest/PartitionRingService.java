@@ -3,6 +3,8 @@ package dev.weir.ingester.ingest;
 import dev.weir.ingester.lifecycle.Service;
 import dev.weir.ingester.ring.KvService;
 import dev.weir.ingester.ring.RingConfig;
+import dev.weir.proto.ring.PartitionDesc;
+import dev.weir.proto.ring.PartitionState;
 import dev.weir.ring.lifecycle.PartitionLifecycler;
 import dev.weir.ring.lifecycle.RingMetrics;
 import java.util.function.LongSupplier;
@@ -10,10 +12,11 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The ingester's place in the partition ring (Kafka mode): creates its partition if missing and
- * registers as an owner. The owner entry is removed on shutdown only with
- * {@code ingester.ring.unregister-on-shutdown}.
+ * registers as an owner. The owner entry is removed on shutdown with
+ * {@code ingester.ring.unregister-on-shutdown}, or after its partition was made INACTIVE through
+ * {@link #changeState} (prepare-partition-downscale) by this process.
  */
-public final class PartitionRingService implements Service {
+public final class PartitionRingService implements Service, PrepareDownscaleApi.OwnPartition {
   private final PartitionLifecycler.Config config;
   private final KvService kv;
   private final RingMetrics metrics;
@@ -24,7 +27,7 @@ public final class PartitionRingService implements Service {
       RingMetrics metrics, LongSupplier clock) {
     this.config = new PartitionLifecycler.Config(RingConfig.PARTITION_RING_KEY, partition, ownerId,
         IngestStorageConfig.PARTITION_TOKENS, ingest.minPartitionOwners(), ingest.minPartitionOwnersDuration(),
-        ring.heartbeatPeriod(), ring.unregisterOnShutdown());
+        ring.heartbeatPeriod(), ring.unregisterOnShutdown(), ingest.deleteInactivePartitionAfter());
     this.kv = kv;
     this.metrics = metrics;
     this.clock = clock;
@@ -40,6 +43,52 @@ public final class PartitionRingService implements Service {
     PartitionLifecycler l = new PartitionLifecycler(config, kv.store(), metrics, clock);
     l.start();
     lifecycler = l;
+  }
+
+  /**
+   * Switches this ingester's partition to ACTIVE or INACTIVE (prepare-partition-downscale).
+   *
+   * @throws dev.weir.ring.partition.PartitionStateChange.RefusedException when the ring's rules
+   *     refuse it
+   * @throws dev.weir.ring.kv.KvException when the KV store cannot be reached
+   * @throws IllegalStateException before the service started
+   */
+  @Override
+  public PartitionDesc changeState(PartitionState target) {
+    PartitionLifecycler l = running();
+    PartitionDesc p = l.changeState(target);
+    // Mimir's rule: an owner that prepared its downscale leaves the ring when it stops.
+    l.setLeaving(p.getState() == PartitionState.PARTITION_INACTIVE);
+    return p;
+  }
+
+  @Override
+  public PartitionDesc setStateLocked(boolean locked) {
+    return running().setStateLocked(locked);
+  }
+
+  /**
+   * This ingester's partition as stored now, or null when it is not in the ring.
+   *
+   * @throws dev.weir.ring.kv.KvException when the KV store cannot be reached
+   * @throws IllegalStateException before the service started
+   */
+  @Override
+  public @Nullable PartitionDesc partition() {
+    return running().partition();
+  }
+
+  @Override
+  public int partitionId() {
+    return config.partition();
+  }
+
+  private PartitionLifecycler running() {
+    PartitionLifecycler l = lifecycler;
+    if (l == null) {
+      throw new IllegalStateException("the partition lifecycler has not started yet");
+    }
+    return l;
   }
 
   @Override

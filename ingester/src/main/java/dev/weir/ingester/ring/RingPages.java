@@ -18,16 +18,30 @@ import java.util.function.Supplier;
 /**
  * Ring status pages: {@code /ingester/ring} (instances: state, address, zone, heartbeat age,
  * health, tokens, ownership) and {@code /ingester/partition-ring} (partitions: state, state time,
- * tokens, ownership, owners). HTML by default, JSON when the {@code Accept} header asks for json.
+ * tokens, ownership, owners, whether the state is locked, and the consumer lag in records where
+ * this process knows it: an ingester knows its own partition's, other partitions show -1 (JSON) or
+ * "-" (HTML)). HTML by default, JSON when the {@code Accept} header asks for json.
  */
 public final class RingPages {
   private RingPages() {}
 
+  /** A partition's consumer lag in records as this process knows it, -1 when it does not. */
+  public interface PartitionLag {
+    PartitionLag UNKNOWN = partition -> -1;
+
+    long records(int partition);
+  }
+
   public static void register(HttpRouter router, Supplier<InstanceRing> instances, Supplier<PartitionRing> partitions,
       BooleanSupplier kvConnected) {
+    register(router, instances, partitions, kvConnected, PartitionLag.UNKNOWN);
+  }
+
+  public static void register(HttpRouter router, Supplier<InstanceRing> instances, Supplier<PartitionRing> partitions,
+      BooleanSupplier kvConnected, PartitionLag lag) {
     router.get("ingester_ring", "/ingester/ring", ex -> instances(ex, instances.get(), kvConnected.getAsBoolean()));
     router.get("ingester_partition_ring", "/ingester/partition-ring",
-        ex -> partitions(ex, partitions.get(), kvConnected.getAsBoolean()));
+        ex -> partitions(ex, partitions.get(), kvConnected.getAsBoolean(), lag));
   }
 
   private static boolean wantsJson(HttpExchange ex) {
@@ -70,7 +84,7 @@ public final class RingPages {
     html(ex, h.append("</table></body></html>\n"));
   }
 
-  static void partitions(HttpExchange ex, PartitionRing ring, boolean connected) {
+  static void partitions(HttpExchange ex, PartitionRing ring, boolean connected, PartitionLag lag) {
     Map<Integer, PartitionDesc> parts = ring.partitions();
     if (wantsJson(ex)) {
       JsonWriter w = new JsonWriter(new StringBuilder()).raw("{\"kv_connected\":").raw(String.valueOf(connected))
@@ -83,6 +97,8 @@ public final class RingPages {
         first = false;
         w.raw("{\"id\":").number(p.getId()).raw(",\"state\":").string(stateName(p))
             .raw(",\"state_timestamp\":").number(p.getStateTimestamp())
+            .raw(",\"state_change_locked\":").raw(String.valueOf(p.getStateChangeLocked()))
+            .raw(",\"lag_records\":").number(lag.records(p.getId()))
             .raw(",\"tokens\":").number(p.getTokensCount())
             .raw(",\"ownership\":").raw(String.format("%.6f", ring.ownership(p.getId())))
             .raw(",\"owners\":[");
@@ -105,12 +121,15 @@ public final class RingPages {
     }
     StringBuilder h = page("Partition ring", connected);
     h.append("<table><tr><th>Partition</th><th>State</th><th>State since</th><th>Tokens</th><th>Ownership</th>")
-        .append("<th>Owners</th></tr>\n");
+        .append("<th>Owners</th><th>Lag (records)</th></tr>\n");
     for (PartitionDesc p : parts.values()) {
-      h.append("<tr><td>").append(p.getId()).append("</td><td>").append(stateName(p)).append("</td><td>")
+      long lagRecords = lag.records(p.getId());
+      h.append("<tr><td>").append(p.getId()).append("</td><td>").append(stateName(p))
+          .append(p.getStateChangeLocked() ? " (locked)" : "").append("</td><td>")
           .append(java.time.Instant.ofEpochMilli(p.getStateTimestamp())).append("</td><td>").append(p.getTokensCount())
           .append("</td><td>").append(String.format("%.2f%%", ring.ownership(p.getId()) * 100)).append("</td><td>")
-          .append(esc(String.join(", ", ring.owners(p.getId())))).append("</td></tr>\n");
+          .append(esc(String.join(", ", ring.owners(p.getId())))).append("</td><td>")
+          .append(lagRecords < 0 ? "-" : String.valueOf(lagRecords)).append("</td></tr>\n");
     }
     html(ex, h.append("</table></body></html>\n"));
   }

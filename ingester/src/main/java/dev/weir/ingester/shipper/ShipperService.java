@@ -52,6 +52,11 @@ public final class ShipperService implements Service {
     return new ShipperService(config, bucketConfig, tsdb, shipped, new ShipperMetrics(registry), registry, wallClock);
   }
 
+  /** Local blocks not in the bucket as of the last round, or -1 before the first round completed. */
+  public int pendingBlocks() {
+    return metrics.pendingBlocks();
+  }
+
   @Override
   public String name() {
     return "shipper";

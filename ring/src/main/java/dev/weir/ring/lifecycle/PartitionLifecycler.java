@@ -8,6 +8,7 @@ import dev.weir.proto.ring.PartitionRingDesc;
 import dev.weir.proto.ring.PartitionState;
 import dev.weir.ring.kv.KvException;
 import dev.weir.ring.kv.KvStore;
+import dev.weir.ring.partition.PartitionStateChange;
 import dev.weir.ring.partition.PartitionTokens;
 import io.micrometer.core.instrument.Counter;
 import java.time.Duration;
@@ -15,6 +16,7 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.function.LongSupplier;
+import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -23,7 +25,9 @@ import org.slf4j.LoggerFactory;
  * Keeps an ingester's place in the partition ring, following Mimir's rules: the partition is
  * created PENDING (with balanced tokens) if missing, the instance registers as its owner, and a
  * PENDING partition turns ACTIVE once it has had at least {@code minOwners} owners for
- * {@code minOwnersDuration}. Runs on one thread; every change is a CAS.
+ * {@code minOwnersDuration}. Reconciliation changes no other state: an INACTIVE partition (being
+ * drained for scale-in, see {@link #changeState}) stays INACTIVE, and a partition whose state is
+ * locked keeps its state whatever it is. Runs on one thread; every change is a CAS.
  *
  * <p>Thread-safe.
  */
@@ -32,9 +36,11 @@ public final class PartitionLifecycler implements AutoCloseable {
 
   /**
    * @param removeOwnerOnShutdown remove this owner on stop (otherwise kept for a restart in place)
+   * @param deleteInactiveAfter a partition INACTIVE for this long and without owners is removed
+   *     from the ring (Mimir's {@code delete-inactive-partition-after}); 0 never removes one
    */
   public record Config(String ringKey, int partition, String ownerId, int numTokens, int minOwners,
-      Duration minOwnersDuration, Duration period, boolean removeOwnerOnShutdown) {}
+      Duration minOwnersDuration, Duration period, boolean removeOwnerOnShutdown, Duration deleteInactiveAfter) {}
 
   private final Config config;
   private final KvStore kv;
@@ -42,6 +48,7 @@ public final class PartitionLifecycler implements AutoCloseable {
   private final Counter heartbeats;
   private final Counter failures;
   private final BackgroundLoop loop;
+  private volatile boolean leaving;
 
   public PartitionLifecycler(Config config, KvStore kv, RingMetrics metrics, LongSupplier clock) {
     this.config = config;
@@ -97,7 +104,7 @@ public final class PartitionLifecycler implements AutoCloseable {
         b.putOwners(config.ownerId(), OwnerDesc.newBuilder().setOwnedPartition(config.partition())
             .setState(OwnerState.OWNER_ACTIVE).setUpdatedTimestamp(now).build());
       }
-      if (p.getState() == PartitionState.PARTITION_PENDING) {
+      if (p.getState() == PartitionState.PARTITION_PENDING && !p.getStateChangeLocked()) {
         long settled = b.getOwnersMap().values().stream()
             .filter(o -> o.getOwnedPartition() == config.partition() && o.getState() == OwnerState.OWNER_ACTIVE)
             .filter(o -> now - o.getUpdatedTimestamp() >= config.minOwnersDuration().toMillis())
@@ -108,9 +115,87 @@ public final class PartitionLifecycler implements AutoCloseable {
           log.info("msg=\"partition switched to ACTIVE\" partition={} owners={}", config.partition(), settled);
         }
       }
+      deleteInactiveWithoutOwners(b, now);
       PartitionRingDesc next = b.build();
       return next.equals(desc) ? null : next.toByteArray();
     });
+  }
+
+  /** Removes the partitions INACTIVE for {@code deleteInactiveAfter} that no instance owns any more. */
+  private void deleteInactiveWithoutOwners(PartitionRingDesc.Builder b, long now) {
+    if (config.deleteInactiveAfter().isZero()) {
+      return;
+    }
+    for (PartitionDesc p : Map.copyOf(b.getPartitionsMap()).values()) {
+      boolean owned = b.getOwnersMap().values().stream().anyMatch(o -> o.getOwnedPartition() == p.getId());
+      if (!owned && !p.getStateChangeLocked() && p.getState() == PartitionState.PARTITION_INACTIVE
+          && now - p.getStateTimestamp() >= config.deleteInactiveAfter().toMillis()) {
+        b.removePartitions(p.getId());
+        log.info("msg=\"INACTIVE partition without owners removed from the ring\" partition={} inactive_since={}",
+            p.getId(), p.getStateTimestamp());
+      }
+    }
+  }
+
+  /**
+   * Whether this owner leaves for good (scale-in): then {@link #close()} removes the owner entry
+   * whatever {@code removeOwnerOnShutdown} says, and with it the partition once it is INACTIVE
+   * long enough. Set by a prepared downscale, reset when it is cancelled; not kept across restarts.
+   */
+  public void setLeaving(boolean leaving) {
+    this.leaving = leaving;
+  }
+
+  /**
+   * Switches this lifecycler's partition to {@code target} (ACTIVE or INACTIVE) by {@link
+   * PartitionStateChange#apply its rules}, in one CAS.
+   *
+   * @return the partition as stored afterwards
+   * @throws PartitionStateChange.RefusedException when the rules refuse it (nothing is written)
+   * @throws KvException when the store cannot be reached (nothing is written)
+   */
+  public PartitionDesc changeState(PartitionState target) {
+    long now = clock.getAsLong();
+    PartitionDesc p = update(desc -> PartitionStateChange.apply(desc, config.partition(), target, now));
+    log.info("msg=\"partition state requested\" partition={} state={} since={}", config.partition(),
+        PartitionStateChange.name(p.getState()), p.getStateTimestamp());
+    return p;
+  }
+
+  /**
+   * Locks or unlocks the state of this lifecycler's partition, in one CAS.
+   *
+   * @return the partition as stored afterwards
+   * @throws PartitionStateChange.RefusedException when the partition is not in the ring
+   * @throws KvException when the store cannot be reached (nothing is written)
+   */
+  public PartitionDesc setStateLocked(boolean locked) {
+    PartitionDesc p = update(desc -> PartitionStateChange.setLocked(desc, config.partition(), locked));
+    log.info("msg=\"partition state lock set\" partition={} locked={}", config.partition(), p.getStateChangeLocked());
+    return p;
+  }
+
+  /** One CAS applying {@code change} (which returns its argument to write nothing); the partition after it. */
+  private PartitionDesc update(UnaryOperator<PartitionRingDesc> change) {
+    byte[] stored = kv.cas(config.ringKey(), current -> {
+      PartitionRingDesc desc = parse(current);
+      PartitionRingDesc next = change.apply(desc);
+      return next == desc ? null : next.toByteArray();
+    });
+    PartitionDesc p = parse(stored).getPartitionsMap().get(config.partition());
+    if (p == null) {
+      throw new KvException("partition " + config.partition() + " vanished from the ring during the change");
+    }
+    return p;
+  }
+
+  /**
+   * This lifecycler's partition as stored now, or null when it is not in the ring.
+   *
+   * @throws KvException when the store cannot be reached
+   */
+  public @Nullable PartitionDesc partition() {
+    return parse(kv.get(config.ringKey())).getPartitionsMap().get(config.partition());
   }
 
   static PartitionRingDesc parse(byte @Nullable [] b) {
@@ -127,14 +212,19 @@ public final class PartitionLifecycler implements AutoCloseable {
   @Override
   public void close() {
     loop.close();
-    if (!config.removeOwnerOnShutdown()) {
+    if (!config.removeOwnerOnShutdown() && !leaving) {
       return;
     }
     try {
+      long now = clock.getAsLong();
       kv.cas(config.ringKey(), current -> {
         PartitionRingDesc desc = parse(current);
-        return desc.getOwnersMap().containsKey(config.ownerId())
-            ? desc.toBuilder().removeOwners(config.ownerId()).build().toByteArray() : null;
+        if (!desc.getOwnersMap().containsKey(config.ownerId())) {
+          return null;
+        }
+        PartitionRingDesc.Builder b = desc.toBuilder().removeOwners(config.ownerId());
+        deleteInactiveWithoutOwners(b, now);
+        return b.build().toByteArray();
       });
     } catch (KvException e) {
       log.warn("msg=\"could not remove partition owner on shutdown\" owner={} err=\"{}\"", config.ownerId(),

@@ -113,7 +113,7 @@ class LifecyclerTest {
 
   private PartitionLifecycler partition(String owner, int p, Duration minDuration) {
     return new PartitionLifecycler(new PartitionLifecycler.Config("ingester-partitions", p, owner, 32, 1, minDuration,
-        Duration.ofHours(1), false), kv, RingMetrics.noop(), clock::get);
+        Duration.ofHours(1), false, Duration.ofHours(13)), kv, RingMetrics.noop(), clock::get);
   }
 
   private PartitionRingDesc partitions() {
@@ -148,6 +148,116 @@ class LifecyclerTest {
     assertThat(r.partitions()).hasSize(1);
     assertThat(r.owners(0)).containsExactly("ingester-zone-a-0", "ingester-zone-b-0");
     assertThat(r.activePartitions()).containsExactly(0);
+  }
+
+  @Test
+  void reconciliationNeverReactivatesAnInactivePartition() {
+    PartitionLifecycler l = partition("ingester-zone-a-3", 3, Duration.ZERO);
+    l.start();
+    toClose.add(l);
+    assertThat(partitions().getPartitionsOrThrow(3).getState()).isEqualTo(PartitionState.PARTITION_ACTIVE);
+    clock.set(2_000_000);
+    assertThat(l.changeState(PartitionState.PARTITION_INACTIVE).getStateTimestamp()).isEqualTo(2_000_000);
+    clock.addAndGet(3_600_000);
+    l.reconcile();
+    assertThat(partitions().getPartitionsOrThrow(3).getState()).isEqualTo(PartitionState.PARTITION_INACTIVE);
+    assertThat(partitions().getPartitionsOrThrow(3).getStateTimestamp()).isEqualTo(2_000_000);
+    assertThat(l.changeState(PartitionState.PARTITION_ACTIVE).getState()).isEqualTo(PartitionState.PARTITION_ACTIVE);
+    assertThat(l.partition().getStateTimestamp()).isEqualTo(5_600_000);
+  }
+
+  @Test
+  void reconciliationLeavesALockedPendingPartitionPending() {
+    PartitionLifecycler l = partition("ingester-zone-a-4", 4, Duration.ZERO);
+    kv.cas("ingester-partitions", cur -> PartitionRingDesc.newBuilder().putPartitions(4,
+        dev.weir.proto.ring.PartitionDesc.newBuilder().setId(4).setState(PartitionState.PARTITION_PENDING)
+            .setStateChangeLocked(true).addTokens(1).build()).build().toByteArray());
+    l.start();
+    toClose.add(l);
+    clock.addAndGet(60_000);
+    l.reconcile();
+    assertThat(partitions().getPartitionsOrThrow(4).getState()).isEqualTo(PartitionState.PARTITION_PENDING);
+    assertThat(partitions().getOwnersMap()).containsKey("ingester-zone-a-4");
+  }
+
+  @Test
+  void refusedChangeWritesNothing() {
+    PartitionLifecycler l = partition("ingester-zone-a-5", 5, Duration.ofHours(1));
+    l.start();
+    toClose.add(l);
+    PartitionRingDesc before = partitions();
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> l.changeState(PartitionState.PARTITION_INACTIVE))
+        .isInstanceOf(dev.weir.ring.partition.PartitionStateChange.RefusedException.class);
+    assertThat(partitions()).isEqualTo(before);
+  }
+
+  @Test
+  void ownerlessPartitionInactiveLongEnoughIsRemovedByAnotherOwnersReconciliation() {
+    PartitionLifecycler zero = partition("ingester-zone-a-0", 0, Duration.ZERO);
+    PartitionLifecycler one = partition("ingester-zone-a-1", 1, Duration.ZERO);
+    zero.start();
+    one.start();
+    toClose.add(zero);
+    clock.set(2_000_000);
+    one.changeState(PartitionState.PARTITION_INACTIVE);
+    one.close(); // not leaving, removeOwnerOnShutdown=false: the owner entry stays
+    clock.addAndGet(Duration.ofHours(13).toMillis());
+    zero.reconcile();
+    assertThat(partitions().getPartitionsMap()).as("still owned").containsKey(1);
+    kv.cas("ingester-partitions", cur -> PartitionLifecycler.parse(cur).toBuilder().removeOwners("ingester-zone-a-1")
+        .build().toByteArray());
+    clock.set(2_000_000 + Duration.ofHours(13).toMillis() - 1);
+    zero.reconcile();
+    assertThat(partitions().getPartitionsMap()).as("INACTIVE 1 ms short of 13h").containsKey(1);
+    clock.addAndGet(1);
+    zero.reconcile();
+    assertThat(partitions().getPartitionsMap()).containsOnlyKeys(0);
+    assertThat(partitions().getOwnersMap()).containsOnlyKeys("ingester-zone-a-0");
+  }
+
+  @Test
+  void leavingOwnerRemovesItselfAndItsLongInactivePartitionOnClose() {
+    PartitionLifecycler zero = partition("ingester-zone-a-0", 0, Duration.ZERO);
+    PartitionLifecycler one = partition("ingester-zone-a-1", 1, Duration.ZERO);
+    zero.start();
+    one.start();
+    toClose.add(zero);
+    clock.set(2_000_000);
+    one.changeState(PartitionState.PARTITION_INACTIVE);
+    one.setLeaving(true);
+    clock.addAndGet(Duration.ofHours(13).toMillis());
+    one.close();
+    assertThat(partitions().getPartitionsMap()).containsOnlyKeys(0);
+    assertThat(partitions().getOwnersMap()).containsOnlyKeys("ingester-zone-a-0");
+  }
+
+  @Test
+  void lockedOwnerlessInactivePartitionIsNeverRemoved() {
+    PartitionLifecycler zero = partition("ingester-zone-a-0", 0, Duration.ZERO);
+    PartitionLifecycler one = partition("ingester-zone-a-1", 1, Duration.ZERO);
+    zero.start();
+    one.start();
+    toClose.add(zero);
+    one.changeState(PartitionState.PARTITION_INACTIVE);
+    one.setStateLocked(true);
+    one.setLeaving(true);
+    clock.addAndGet(Duration.ofDays(30).toMillis());
+    one.close();
+    zero.reconcile();
+    assertThat(partitions().getOwnersMap()).containsOnlyKeys("ingester-zone-a-0");
+    assertThat(partitions().getPartitionsOrThrow(1).getState()).isEqualTo(PartitionState.PARTITION_INACTIVE);
+  }
+
+  @Test
+  void leavingOwnerOfARecentlyInactivePartitionRemovesOnlyItself() {
+    PartitionLifecycler one = partition("ingester-zone-a-1", 1, Duration.ZERO);
+    one.start();
+    one.changeState(PartitionState.PARTITION_INACTIVE);
+    one.setLeaving(true);
+    clock.addAndGet(60_000);
+    one.close();
+    assertThat(partitions().getOwnersMap()).isEmpty();
+    assertThat(partitions().getPartitionsOrThrow(1).getState()).isEqualTo(PartitionState.PARTITION_INACTIVE);
   }
 
   @Test

@@ -107,7 +107,7 @@ class RingEtcdIT {
         KvStore kv = KvConfig.etcd(prefix, List.of(etcd.endpoint())).open(KvMetrics.noop());
         stores.add(kv);
         PartitionLifecycler l = new PartitionLifecycler(new PartitionLifecycler.Config("ingester-partitions", i,
-            "ingester-zone-a-" + i, 128, 1, Duration.ZERO, Duration.ofMillis(200), true), kv, RingMetrics.noop(),
+            "ingester-zone-a-" + i, 128, 1, Duration.ZERO, Duration.ofMillis(200), true, Duration.ZERO), kv, RingMetrics.noop(),
             System::currentTimeMillis);
         ls.add(l);
         l.start();

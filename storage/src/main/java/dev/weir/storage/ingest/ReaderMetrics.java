@@ -117,4 +117,9 @@ public final class ReaderMetrics {
         .description("1 while the reader cannot make progress for a reason retries will not fix (and /ready fails).")
         .tag("partition", partition).tag("reason", reason).register(registry);
   }
+
+  /** Records between the partition's end and the last record appended; -1 when unknown. */
+  public long lagRecords() {
+    return lagRecords.get();
+  }
 }

@@ -160,8 +160,18 @@ public final class TenantDb {
 
   /** Compacts every complete range it can; returns how many blocks it wrote. */
   int compact() throws IOException, WalCorruptionException {
+    return compact(false);
+  }
+
+  /**
+   * Compacts every complete range it can or, with {@code flush}, every range down to an empty
+   * head (Mimir's flush: for an ingester that takes no more samples, since samples older than the
+   * end of the last compacted range are refused afterwards); returns how many blocks it wrote.
+   */
+  int compact(boolean flush) throws IOException, WalCorruptionException {
     long range = config.head().chunkRangeMillis();
     int written = 0;
+    long lastStart = Long.MIN_VALUE;
     while (true) {
       long min = head.minTime();
       long max = head.maxTime();
@@ -170,9 +180,10 @@ public final class TenantDb {
       }
       long start = Math.floorDiv(min, range) * range;
       long end = start + range;
-      if (max < end + range / 2) {
-        break;
+      if (flush ? start <= lastStart : max < end + range / 2) {
+        break; // flush: a chunk across the range end kept the head from advancing
       }
+      lastStart = start;
       List<SeriesChunks> data = new ArrayList<>();
       for (SeriesChunks s : head.select(start, end - 1, List.of())) {
         List<ChunkData> inRange = new ArrayList<>();

@@ -251,6 +251,39 @@ public final class Tsdb implements AutoCloseable {
   }
 
   /**
+   * Compacts every tenant's whole head into blocks now, on the background thread that also runs
+   * the periodic compaction (so the two never overlap), and waits for it. For an ingester that
+   * takes no more samples (an INACTIVE partition being scaled in): afterwards samples older than
+   * the end of the last block are refused as out of bounds.
+   *
+   * @return blocks written
+   * @throws ServerErrorException when a compaction failed (blocks written before it stay)
+   * @throws IllegalStateException before {@link #open()}
+   */
+  public int flushAll() {
+    ScheduledExecutorService bg = background;
+    if (bg == null) {
+      throw new IllegalStateException("the storage is not open");
+    }
+    try {
+      return bg.submit(() -> {
+        int written = 0;
+        for (TenantDb db : tenants.values()) {
+          written += db.compact(true);
+        }
+        log.info("msg=\"heads flushed into blocks\" blocks={}", written);
+        return written;
+      }).get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new ServerErrorException("interrupted while flushing the heads", e);
+    } catch (java.util.concurrent.ExecutionException e) {
+      metrics.compactionsFailed.increment();
+      throw new ServerErrorException("flushing the heads failed: " + e.getCause(), e);
+    }
+  }
+
+  /**
    * Why writes cannot succeed: the first WAL (by tenant) in the failed state after a failed or
    * interrupted fsync, or null. The state is sticky until restart; readiness reports it.
    */

@@ -157,6 +157,23 @@ class TsdbTest {
   }
 
   @Test
+  void flushCompactsTheWholeHeadIncludingTheIncompleteLastRange() throws Exception {
+    Tsdb t = openTsdb(Duration.ZERO);
+    Map<Labels, List<Long>> wrote = write(t, "a", 10, 0, 150_000); // 2.5 ranges: periodic compaction keeps 1.5
+    write(t, "b", 2, 30_000, 40_000);
+    t.compactAll();
+    assertThat(t.tenant("a").head().numSeries()).isEqualTo(10);
+    assertThat(t.flushAll()).isEqualTo(2 + 1);
+    TenantDb db = t.tenant("a");
+    assertThat(db.blocks()).extracting(b -> b.meta().minTime()).containsExactly(0L, 60_000L, 120_000L);
+    assertThat(db.head().numSeries()).isZero();
+    assertThat(t.tenant("b").head().numSeries()).isZero();
+    assertThat(read(t, "a")).isEqualTo(wrote);
+    close(t);
+    assertThat(read(openTsdb(Duration.ZERO), "a")).as("after restart every sample exactly once").isEqualTo(wrote);
+  }
+
+  @Test
   void replaySkipsSamplesAlreadyInABlock() throws Exception {
     Tsdb t = openTsdb(Duration.ZERO);
     Map<Labels, List<Long>> wrote = write(t, "a", 4, 0, 90_000);

@@ -31,4 +31,9 @@ public final class ShipperMetrics {
     Gauge.builder("weir.ingester.shipper.pending.blocks", pendingBlocks, AtomicInteger::get)
         .description("Local blocks to ship that are not in the bucket yet, as of the last round.").register(r);
   }
+
+  /** Local blocks not in the bucket as of the last round, or -1 before the first round completed. */
+  public int pendingBlocks() {
+    return syncs.count() == 0 ? -1 : pendingBlocks.get();
+  }
 }
