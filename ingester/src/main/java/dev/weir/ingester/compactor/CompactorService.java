@@ -29,6 +29,7 @@ public final class CompactorService implements Service {
 
   private final BlocksCleanerConfig config;
   private final BucketConfig bucketConfig;
+  private final MeterRegistry registry;
   private final Function<String, Duration> retention;
   private final BlocksCleanerMetrics metrics;
   private final LongSupplier clock;
@@ -44,6 +45,7 @@ public final class CompactorService implements Service {
     this.bucketConfig = bucketConfig;
     this.retention = retention;
     this.metrics = new BlocksCleanerMetrics(registry);
+    this.registry = registry;
     this.clock = clock;
     thread.setDaemon(true);
   }
@@ -76,7 +78,7 @@ public final class CompactorService implements Service {
     try {
       BlocksCleaner c = cleaner;
       if (c == null) {
-        c = new BlocksCleaner(config, bucketConfig.open(), retention, metrics, clock);
+        c = new BlocksCleaner(config, bucketConfig.open(registry), retention, metrics, clock);
         cleaner = c;
       }
       BlocksCleaner.Result r = c.runOnce();
