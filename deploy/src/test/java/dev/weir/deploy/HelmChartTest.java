@@ -281,7 +281,12 @@ class HelmChartTest {
 
   @Test
   void storeGatewaysAndTheCompactorShareTheOneBucketAndQueriersReadTheStoreGateways() {
-    List<HasMetadata> objects = objects(MULTI_ZONE);
+    // The multi-zone example on a filesystem bucket (it uses S3 as shipped).
+    List<HasMetadata> objects = new ArrayList<>();
+    for (Map<String, Object> doc : KubernetesObjects.documents(template(MULTI_ZONE, Map.of(
+        "blocksStorage.backend", "filesystem", "bucket.volume.persistentVolumeClaim.claimName", "weir-bucket")))) {
+      objects.add(KubernetesObjects.bind(doc));
+    }
     PodSpec sg = component(objects, StatefulSet.class, "store-gateway").getSpec().getTemplate().getSpec();
     assertThat(container(sg).getArgs()).contains("--target=store-gateway", "--blocks-storage.filesystem.dir=/bucket",
         "--blocks-storage.bucket-store.sync-dir=/data/tsdb-sync", "--blocks-storage.bucket-store.sync-interval=15m");
@@ -308,6 +313,17 @@ class HelmChartTest {
     PodSpec builder = component(objects, StatefulSet.class, "block-builder").getSpec().getTemplate().getSpec();
     for (PodSpec pod : List.of(sg, compactorPod, builder)) {
       assertThat(volume(pod, "bucket").getPersistentVolumeClaim().getClaimName()).isEqualTo("weir-bucket");
+    }
+  }
+
+  @Test
+  void onS3EveryBucketReaderGetsTheCredentialsAndNoBucketVolumeIsNeededByTheBuilders() {
+    List<HasMetadata> objects = objects(MULTI_ZONE);
+    for (PodSpec pod : List.of(component(objects, StatefulSet.class, "store-gateway").getSpec().getTemplate().getSpec(),
+        component(objects, Deployment.class, "compactor").getSpec().getTemplate().getSpec(),
+        component(objects, StatefulSet.class, "block-builder").getSpec().getTemplate().getSpec())) {
+      assertThat(container(pod).getEnv()).anyMatch(e -> e.getName().equals("AWS_ACCESS_KEY_ID")
+          && e.getValueFrom().getSecretKeyRef().getName().equals("weir-s3-credentials"));
     }
   }
 
