@@ -116,12 +116,15 @@ class DeployLocalIT {
       exprs.forEach(e -> used.addAll(names(e)));
       used.addAll(names(Files.readString(deploy.resolve("prometheus/weir-alerts.yaml"))));
       // Series that appear only after an event the local cluster does not provoke, or only on a
-      // target it does not run (store-gateway) or on ingesters that ship blocks (here the
+      // target it does not run (store-gateway, compactor) or on ingesters that ship blocks (here the
       // block-builder owns them): their names must at least be registered in the sources.
       Set<String> eventOnly = Set.of("weir_ingest_storage_reader_client_errors_total",
           "weir_block_builder_flush_failures_total", "weir_ingest_storage_reader_missed_records_total",
           "weir_bucket_store_last_successful_sync_timestamp_seconds", "weir_bucket_store_block_load_failures_total",
-          "weir_ingester_shipper_pending_blocks", "weir_ingester_shipper_syncs_total");
+          "weir_ingester_shipper_pending_blocks", "weir_ingester_shipper_syncs_total",
+          "weir_compactor_block_cleanup_last_successful_run_timestamp_seconds",
+          // counted per reason, so created at the first offset reset
+          "weir_block_builder_offset_reset_total", "weir_ingest_storage_reader_offset_resets_total");
       for (String name : used) {
         if (eventOnly.contains(name) && !exported.contains(name)) {
           assertThat(sourcesMention(meterName(name))).as("meter %s in the sources", meterName(name)).isTrue();
