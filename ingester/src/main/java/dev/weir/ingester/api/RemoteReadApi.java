@@ -126,7 +126,7 @@ public final class RemoteReadApi {
       for (SeriesChunks s : select(reader, q)) {
         SeriesChunks.Samples samples = s.samples(q.getStartTimestampMs(), q.getEndTimestampMs());
         if (samples.size() > 0) {
-          r.addTimeseries(IngesterGrpcService.toProto(s.labels(), samples));
+          r.addTimeseries(QueryingIngesterService.toProto(s.labels(), samples));
         }
       }
       resp.addResults(r);

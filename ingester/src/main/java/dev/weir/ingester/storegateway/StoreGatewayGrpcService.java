@@ -1,20 +1,13 @@
 package dev.weir.ingester.storegateway;
 
-import dev.weir.ingester.api.IngesterGrpcService;
-import dev.weir.ingester.api.Matchers;
-import dev.weir.ingester.server.GrpcInterceptors;
+import dev.weir.ingester.api.QueryingIngesterService;
+import dev.weir.ingester.api.ReadSource;
 import dev.weir.ingester.server.GrpcStatuses;
-import dev.weir.proto.ingester.IngesterGrpc;
-import dev.weir.proto.ingester.LabelNamesRequest;
-import dev.weir.proto.ingester.LabelNamesResponse;
-import dev.weir.proto.ingester.LabelValuesRequest;
-import dev.weir.proto.ingester.LabelValuesResponse;
-import dev.weir.proto.ingester.QueryRequest;
-import dev.weir.proto.ingester.QueryStreamResponse;
 import dev.weir.proto.ingester.WriteResponse;
 import dev.weir.proto.prompb.WriteRequest;
 import dev.weir.storage.bucketstore.BucketStore;
 import dev.weir.storage.tsdb.head.SeriesChunks;
+import dev.weir.storage.tsdb.labels.Matcher;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import java.util.List;
@@ -30,7 +23,7 @@ import java.util.function.Supplier;
  *
  * <p>Thread-safe.
  */
-public final class StoreGatewayGrpcService extends IngesterGrpc.IngesterImplBase {
+public final class StoreGatewayGrpcService extends QueryingIngesterService {
   private final Supplier<BucketStore> store;
 
   public StoreGatewayGrpcService(Supplier<BucketStore> store) {
@@ -43,40 +36,25 @@ public final class StoreGatewayGrpcService extends IngesterGrpc.IngesterImplBase
         + " writes: push to a distributor").asRuntimeException());
   }
 
+  /** Strong reads need nothing here: blocks in the bucket do not change under a query. */
   @Override
-  public void queryStream(QueryRequest request, StreamObserver<QueryStreamResponse> out) {
-    try {
-      long mint = request.getStartTimestampMs();
-      long maxt = request.getEndTimestampMs();
-      List<SeriesChunks> series = store.get().select(GrpcInterceptors.TENANT.get(), mint, maxt,
-          Matchers.fromProto(request.getMatchersList()));
-      IngesterGrpcService.streamSeries(series, mint, maxt, out);
-    } catch (RuntimeException e) {
-      out.onError(GrpcStatuses.toStatus(e));
-    }
-  }
+  protected ReadSource.Reader reader(String tenant, boolean strong) {
+    BucketStore s = store.get();
+    return new ReadSource.Reader() {
+      @Override
+      public List<SeriesChunks> select(long mint, long maxt, List<Matcher> matchers) {
+        return s.select(tenant, mint, maxt, matchers);
+      }
 
-  @Override
-  public void labelNames(LabelNamesRequest request, StreamObserver<LabelNamesResponse> out) {
-    try {
-      List<String> names = store.get().labelNames(GrpcInterceptors.TENANT.get(), request.getStartTimestampMs(),
-          request.getEndTimestampMs(), Matchers.fromProto(request.getMatchersList()));
-      out.onNext(LabelNamesResponse.newBuilder().addAllLabelNames(names).build());
-      out.onCompleted();
-    } catch (RuntimeException e) {
-      out.onError(GrpcStatuses.toStatus(e));
-    }
-  }
+      @Override
+      public List<String> labelNames(long mint, long maxt, List<Matcher> matchers) {
+        return s.labelNames(tenant, mint, maxt, matchers);
+      }
 
-  @Override
-  public void labelValues(LabelValuesRequest request, StreamObserver<LabelValuesResponse> out) {
-    try {
-      List<String> values = store.get().labelValues(GrpcInterceptors.TENANT.get(), request.getLabelName(),
-          request.getStartTimestampMs(), request.getEndTimestampMs(), Matchers.fromProto(request.getMatchersList()));
-      out.onNext(LabelValuesResponse.newBuilder().addAllLabelValues(values).build());
-      out.onCompleted();
-    } catch (RuntimeException e) {
-      out.onError(GrpcStatuses.toStatus(e));
-    }
+      @Override
+      public List<String> labelValues(String name, long mint, long maxt, List<Matcher> matchers) {
+        return s.labelValues(tenant, name, mint, maxt, matchers);
+      }
+    };
   }
 }
