@@ -116,6 +116,20 @@ class LifecyclerTest {
         Duration.ofHours(1), false, Duration.ofHours(13)), kv, RingMetrics.noop(), clock::get);
   }
 
+  /**
+   * The started lifecycler of {@code ingester-zone-a-<p>} for partition p, ACTIVE at once.
+   *
+   * @param closeAfterTest false when the test closes it itself
+   */
+  private PartitionLifecycler startedPartition(int p, boolean closeAfterTest) {
+    PartitionLifecycler l = partition("ingester-zone-a-" + p, p, Duration.ZERO);
+    l.start();
+    if (closeAfterTest) {
+      toClose.add(l);
+    }
+    return l;
+  }
+
   private PartitionRingDesc partitions() {
     return PartitionLifecycler.parse(kv.get("ingester-partitions"));
   }
@@ -193,11 +207,8 @@ class LifecyclerTest {
 
   @Test
   void ownerlessPartitionInactiveLongEnoughIsRemovedByAnotherOwnersReconciliation() {
-    PartitionLifecycler zero = partition("ingester-zone-a-0", 0, Duration.ZERO);
-    PartitionLifecycler one = partition("ingester-zone-a-1", 1, Duration.ZERO);
-    zero.start();
-    one.start();
-    toClose.add(zero);
+    PartitionLifecycler zero = startedPartition(0, true);
+    PartitionLifecycler one = startedPartition(1, false);
     clock.set(2_000_000);
     one.changeState(PartitionState.PARTITION_INACTIVE);
     one.close(); // not leaving, removeOwnerOnShutdown=false: the owner entry stays
@@ -217,11 +228,8 @@ class LifecyclerTest {
 
   @Test
   void leavingOwnerRemovesItselfAndItsLongInactivePartitionOnClose() {
-    PartitionLifecycler zero = partition("ingester-zone-a-0", 0, Duration.ZERO);
-    PartitionLifecycler one = partition("ingester-zone-a-1", 1, Duration.ZERO);
-    zero.start();
-    one.start();
-    toClose.add(zero);
+    PartitionLifecycler zero = startedPartition(0, true);
+    PartitionLifecycler one = startedPartition(1, false);
     clock.set(2_000_000);
     one.changeState(PartitionState.PARTITION_INACTIVE);
     one.setLeaving(true);
@@ -233,11 +241,8 @@ class LifecyclerTest {
 
   @Test
   void lockedOwnerlessInactivePartitionIsNeverRemoved() {
-    PartitionLifecycler zero = partition("ingester-zone-a-0", 0, Duration.ZERO);
-    PartitionLifecycler one = partition("ingester-zone-a-1", 1, Duration.ZERO);
-    zero.start();
-    one.start();
-    toClose.add(zero);
+    PartitionLifecycler zero = startedPartition(0, true);
+    PartitionLifecycler one = startedPartition(1, false);
     one.changeState(PartitionState.PARTITION_INACTIVE);
     one.setStateLocked(true);
     one.setLeaving(true);
