@@ -5,7 +5,6 @@ import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
@@ -136,23 +135,12 @@ public final class KafkaBroker implements AutoCloseable {
   }
 
   private void launch() throws Exception {
-    process = new ProcessBuilder(java(List.of("kafka.Kafka", dir.resolve("server.properties").toString())))
-        .redirectErrorStream(true)
-        .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("broker.log").toFile()))
-        .start();
-    Instant deadline = Instant.now().plusSeconds(60);
-    while (Instant.now().isBefore(deadline)) {
-      if (!process.isAlive()) {
-        throw new IllegalStateException("broker exited: " + Files.readString(dir.resolve("broker.log")));
-      }
-      try (Admin admin = admin()) {
-        admin.describeCluster().nodes().get(2, TimeUnit.SECONDS);
-        return;
-      } catch (Exception e) {
-        Thread.sleep(200);
-      }
-    }
-    throw new IllegalStateException("broker not ready: " + Files.readString(dir.resolve("broker.log")));
+    process = ChildServer.start("broker", java(List.of("kafka.Kafka", dir.resolve("server.properties").toString())),
+        dir.resolve("broker.log"), Duration.ofSeconds(60), () -> {
+          try (Admin admin = admin()) {
+            admin.describeCluster().nodes().get(2, TimeUnit.SECONDS);
+          }
+        });
   }
 
   public String bootstrap() {

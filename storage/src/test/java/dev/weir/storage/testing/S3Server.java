@@ -7,7 +7,7 @@ import java.net.Socket;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Instant;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
@@ -70,21 +70,11 @@ public final class S3Server implements AutoCloseable {
     List<String> cmd = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m",
         "-XX:+UseSerialGC", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", lib() + "/*", "org.gaul.s3proxy.Main", "--properties",
         dir.resolve("s3proxy.properties").toString());
-    process = new ProcessBuilder(cmd).redirectErrorStream(true)
-        .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("s3proxy.log").toFile())).start();
-    Instant deadline = Instant.now().plusSeconds(60);
-    while (Instant.now().isBefore(deadline)) {
-      if (!process.isAlive()) {
-        throw new IllegalStateException("S3Proxy exited: " + Files.readString(dir.resolve("s3proxy.log")));
-      }
+    process = ChildServer.start("S3Proxy", cmd, dir.resolve("s3proxy.log"), Duration.ofSeconds(60), () -> {
       try (Socket s = new Socket()) {
         s.connect(new InetSocketAddress("127.0.0.1", port), 500);
-        return;
-      } catch (IOException e) {
-        Thread.sleep(100);
       }
-    }
-    throw new IllegalStateException("S3Proxy not listening: " + Files.readString(dir.resolve("s3proxy.log")));
+    });
   }
 
   /** {@code 127.0.0.1:port}, the form of {@code blocks-storage.s3.endpoint}. */
