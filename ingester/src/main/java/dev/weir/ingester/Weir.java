@@ -35,6 +35,7 @@ import dev.weir.ingester.querier.QueryLimits;
 import dev.weir.ingester.querier.QuerySources;
 import dev.weir.ingester.ring.InstanceRingService;
 import dev.weir.ingester.ring.KvService;
+import dev.weir.ingester.ring.RingConfig;
 import dev.weir.ingester.ring.RingPages;
 import dev.weir.ingester.shipper.ShipperService;
 import dev.weir.ingester.server.GrpcInterceptors;
@@ -139,7 +140,7 @@ public final class Weir {
       return createBlockBuilder(config, flags, registry, gc);
     }
     if (target.equals("store-gateway")) {
-      return createStoreGateway(config, flags, registry, gc);
+      return createStoreGateway(config, flags, registry, gc, clock);
     }
     if (target.equals("compactor")) {
       return createCompactor(config, flags, registry, gc, clock);
@@ -304,17 +305,27 @@ public final class Weir {
 
   /**
    * The store-gateway target: the bucket store, and the Ingester gRPC service over it (Push
-   * refused) with the HTTP operations endpoints. No ring: queriers list store-gateways by address.
+   * refused) with the HTTP operations endpoints. It joins the store-gateway ring (in the KV store
+   * of {@code ingester.ring.*}) as JOINING and turns ACTIVE after its first bucket sync; queriers
+   * without {@code --querier.store-gateway-addresses} find it there.
    */
   private static Weir createStoreGateway(WeirConfig config, FlagSet flags, PrometheusMeterRegistry registry,
-      JvmGcMetrics gc) {
+      JvmGcMetrics gc, LongSupplier clock) {
     RequestMetrics requestMetrics = new RequestMetrics(registry);
-    StoreGatewayService gateway = new StoreGatewayService(config.bucketStore(), config.bucket(), registry);
+    KvService kv = new KvService(config.ring().kv(), new KvMetrics(registry));
+    AtomicReference<InstanceRingService> ringRef = new AtomicReference<>();
+    StoreGatewayService gateway = new StoreGatewayService(config.bucketStore(), config.bucket(), registry,
+        () -> ringRef.get().activate());
     GrpcServer grpc = new GrpcServer(config.server(), List.of(new StoreGatewayGrpcService(gateway::store)),
         List.of(GrpcInterceptors.tenant(config.tenants()), GrpcInterceptors.metrics(requestMetrics)), requestMetrics);
+    InstanceRingService ring = new InstanceRingService(RingConfig.STORE_GATEWAY_RING_KEY, config.ring(), kv,
+        config.ingester().id(), grpc::port, new RingMetrics(registry), clock, true, false);
+    ringRef.set(ring);
     HttpRouter router = new HttpRouter();
+    RingPages.registerStoreGatewayRing(router, ring::instanceRing, ring::kvConnected);
     HttpServer http = new HttpServer(config.server(), router, requestMetrics);
-    ServiceManager services = new ServiceManager(List.of(gateway, grpc, http));
+    // The ring last among the servers: stopped first, the instance leaves the ring before it stops serving.
+    ServiceManager services = new ServiceManager(List.of(kv, gateway, grpc, ring, http));
     OpsEndpoints.register(router, registry, services, flags, Version.VERSION);
     return new Weir(registry, services, null, grpc, http, gc, List.of());
   }
@@ -338,25 +349,30 @@ public final class Weir {
 
   /**
    * The querier target: the read endpoints over a {@link Querier} (ingesters from the ring or the
-   * flags, store-gateways from the flags), the ring pages as this querier sees them, and the
+   * flags, store-gateways from the flags or else their ring), the ring pages as this querier sees them, and the
    * operations endpoints. No gRPC server: nothing calls a querier over gRPC.
    */
   private static Weir createQuerier(WeirConfig config, FlagSet flags, PrometheusMeterRegistry registry,
       JvmGcMetrics gc, LongSupplier clock) {
     RequestMetrics requestMetrics = new RequestMetrics(registry);
     KvService kv = new KvService(config.ring().kv(), new KvMetrics(registry));
+    RingMetrics ringMetrics = new RingMetrics(registry);
     InstanceRingService ring = new InstanceRingService(config.ring(), kv, config.ingester().id(), () -> 0,
-        new RingMetrics(registry), clock, false, false);
+        ringMetrics, clock, false, false);
+    InstanceRingService storeGateways = new InstanceRingService(RingConfig.STORE_GATEWAY_RING_KEY, config.ring(),
+        kv, config.ingester().id(), () -> 0, ringMetrics, clock, false, false);
     QuerySources sources = new QuerySources(config.querier(), config.ingest().enabled(), config.ring().zone(),
-        ring::instanceRing, ring::partitionRing, ring::kvConnected, QuerySources::plaintextChannel);
+        ring::instanceRing, ring::partitionRing, storeGateways::instanceRing,
+        () -> ring.kvConnected() && storeGateways.kvConnected(), QuerySources::plaintextChannel);
     Querier querier = new Querier(config.querier(), sources, new QueryLimits(config.api().maxFetchedSeriesPerQuery(),
         config.querier().maxFetchedSamplesPerQuery()), new QuerierMetrics(registry), clock);
     HttpRouter router = new HttpRouter();
     new PrometheusHttpApi(querier, config.tenants()).register(router);
     new RemoteReadApi(querier, config.tenants(), config.api()).register(router);
     RingPages.register(router, ring::instanceRing, ring::partitionRing, ring::kvConnected);
+    RingPages.registerStoreGatewayRing(router, storeGateways::instanceRing, storeGateways::kvConnected);
     HttpServer http = new HttpServer(config.server(), router, requestMetrics);
-    ServiceManager services = new ServiceManager(List.of(kv, ring, sources, http));
+    ServiceManager services = new ServiceManager(List.of(kv, ring, storeGateways, sources, http));
     OpsEndpoints.register(router, registry, services, flags, Version.VERSION);
     return new Weir(registry, services, null, null, http, gc, List.of());
   }

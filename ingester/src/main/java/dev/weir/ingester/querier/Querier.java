@@ -77,22 +77,22 @@ public final class Querier implements ReadSource {
   }
 
   /** A range and which sources get it: the calls to make. */
-  private <Q> List<SourceCalls.Call<Q>> plan(long mint, long maxt, RangeRequest<Q> request) {
+  private <Q> List<SourceCalls.Call<Q>> plan(String tenant, long mint, long maxt, RangeRequest<Q> request) {
     QueryPlan plan = QueryPlan.of(mint, maxt, clock.getAsLong(), config.queryIngestersWithin(),
         config.queryStoreAfter());
     List<SourceCalls.Call<Q>> out = new ArrayList<>();
     QueryPlan.Range r = plan.ingesters();
     if (r != null) {
       Q q = request.build(r.mint(), r.maxt());
-      for (QuerySources.Source s : sources.ingesters()) {
-        out.add(new SourceCalls.Call<>(s, INGESTER, q));
+      for (QuerySources.Target t : sources.ingesters()) {
+        out.add(new SourceCalls.Call<>(t, INGESTER, q));
       }
     }
     r = plan.stores();
     if (r != null) {
       Q q = request.build(r.mint(), r.maxt());
-      for (QuerySources.Source s : sources.storeGateways()) {
-        out.add(new SourceCalls.Call<>(s, STORE_GATEWAY, q));
+      for (QuerySources.Target t : sources.storeGateways(tenant)) {
+        out.add(new SourceCalls.Call<>(t, STORE_GATEWAY, q));
       }
     }
     return out;
@@ -105,8 +105,8 @@ public final class Querier implements ReadSource {
 
   private List<SeriesChunks> select(String tenant, boolean strong, long mint, long maxt, List<Matcher> matchers) {
     List<LabelMatcher> m = Matchers.toProto(matchers);
-    List<SourceCalls.Call<QueryRequest>> planned = plan(mint, maxt, (from, to) -> QueryRequest.newBuilder()
-        .setStartTimestampMs(from).setEndTimestampMs(to).addAllMatchers(m).build());
+    List<SourceCalls.Call<QueryRequest>> planned = plan(tenant, mint, maxt, (from, to) -> QueryRequest
+        .newBuilder().setStartTimestampMs(from).setEndTimestampMs(to).addAllMatchers(m).build());
     List<List<TimeSeries>> answers;
     List<SeriesMerger.Series> merged;
     SeriesMerger merger = new SeriesMerger(limits);
@@ -127,8 +127,8 @@ public final class Querier implements ReadSource {
 
   private List<String> labelNames(String tenant, boolean strong, long mint, long maxt, List<Matcher> matchers) {
     List<LabelMatcher> m = Matchers.toProto(matchers);
-    List<SourceCalls.Call<LabelNamesRequest>> planned = plan(mint, maxt, (from, to) -> LabelNamesRequest.newBuilder()
-        .setStartTimestampMs(from).setEndTimestampMs(to).addAllMatchers(m).build());
+    List<SourceCalls.Call<LabelNamesRequest>> planned = plan(tenant, mint, maxt, (from, to) -> LabelNamesRequest
+        .newBuilder().setStartTimestampMs(from).setEndTimestampMs(to).addAllMatchers(m).build());
     List<LabelNamesResponse> answers = calls.all("LabelNames", tenant, strong, planned,
         (stub, future, req) -> future.labelNames(req));
     TreeSet<String> union = new TreeSet<>();
@@ -139,7 +139,7 @@ public final class Querier implements ReadSource {
   private List<String> labelValues(String tenant, boolean strong, String name, long mint, long maxt,
       List<Matcher> matchers) {
     List<LabelMatcher> m = Matchers.toProto(matchers);
-    List<SourceCalls.Call<LabelValuesRequest>> planned = plan(mint, maxt, (from, to) -> LabelValuesRequest
+    List<SourceCalls.Call<LabelValuesRequest>> planned = plan(tenant, mint, maxt, (from, to) -> LabelValuesRequest
         .newBuilder().setLabelName(name).setStartTimestampMs(from).setEndTimestampMs(to).addAllMatchers(m).build());
     List<LabelValuesResponse> answers = calls.all("LabelValues", tenant, strong, planned,
         (stub, future, req) -> future.labelValues(req));

@@ -17,7 +17,11 @@ import org.jspecify.annotations.Nullable;
  * The instance's ring membership and the ring clients of this process. Started after the
  * servers: registers JOINING, and turns ACTIVE at once when {@code activateOnStart} (classic
  * mode: by then everything before it runs) or when {@link #activate()} is called (Kafka mode:
- * after the catch-up). Stopped first, so the instance leaves the ring before it stops serving.
+ * after the catch-up; a store-gateway: after its first bucket sync, which may come before this
+ * service started). Stopped first, so the instance leaves the ring before it stops serving.
+ *
+ * <p>One service per ring: the ingester ring ({@value RingConfig#INSTANCE_RING_KEY}, with the
+ * partition ring beside it) or the store-gateway ring ({@value RingConfig#STORE_GATEWAY_RING_KEY}).
  *
  * <p>Thread-safe.
  */
@@ -30,6 +34,8 @@ public final class InstanceRingService implements Service {
   private final LongSupplier clock;
   private final boolean activateOnStart;
   private final boolean register;
+  private final String ringKey;
+  private volatile boolean activationRequested;
   private volatile @Nullable InstanceLifecycler lifecycler;
   private volatile @Nullable RingWatcher<RingDesc> instances;
   private volatile @Nullable RingWatcher<PartitionRingDesc> partitions;
@@ -46,6 +52,16 @@ public final class InstanceRingService implements Service {
    */
   public InstanceRingService(RingConfig config, KvService kv, String instanceId, IntSupplier grpcPort,
       RingMetrics metrics, LongSupplier clock, boolean register, boolean activateOnStart) {
+    this(RingConfig.INSTANCE_RING_KEY, config, kv, instanceId, grpcPort, metrics, clock, register, activateOnStart);
+  }
+
+  /**
+   * @param ringKey the ring this service joins or watches: {@value RingConfig#INSTANCE_RING_KEY}
+   *     (then the partition ring is watched too) or {@value RingConfig#STORE_GATEWAY_RING_KEY}
+   */
+  public InstanceRingService(String ringKey, RingConfig config, KvService kv, String instanceId,
+      IntSupplier grpcPort, RingMetrics metrics, LongSupplier clock, boolean register, boolean activateOnStart) {
+    this.ringKey = ringKey;
     this.register = register;
     this.config = config;
     this.kv = kv;
@@ -58,35 +74,38 @@ public final class InstanceRingService implements Service {
 
   @Override
   public String name() {
-    return "ring";
+    return ringKey.equals(RingConfig.INSTANCE_RING_KEY) ? "ring" : ringKey + "-ring";
   }
 
   @Override
   public void start() {
-    instances = new RingWatcher<>("ingester", kv.store(), RingConfig.INSTANCE_RING_KEY, RingDesc.parser(),
-        RingDesc.getDefaultInstance(), metrics, clock);
-    RingWatcher<PartitionRingDesc> p = new RingWatcher<>("ingester-partitions", kv.store(),
-        RingConfig.PARTITION_RING_KEY, PartitionRingDesc.parser(), PartitionRingDesc.getDefaultInstance(), metrics,
-        clock);
-    p.addListener(desc -> partitionSnapshot = new PartitionRing(desc));
-    partitionSnapshot = new PartitionRing(p.current());
-    partitions = p;
+    instances = new RingWatcher<>(ringKey, kv.store(), ringKey, RingDesc.parser(), RingDesc.getDefaultInstance(),
+        metrics, clock);
+    if (ringKey.equals(RingConfig.INSTANCE_RING_KEY)) {
+      RingWatcher<PartitionRingDesc> p = new RingWatcher<>("ingester-partitions", kv.store(),
+          RingConfig.PARTITION_RING_KEY, PartitionRingDesc.parser(), PartitionRingDesc.getDefaultInstance(), metrics,
+          clock);
+      p.addListener(desc -> partitionSnapshot = new PartitionRing(desc));
+      partitionSnapshot = new PartitionRing(p.current());
+      partitions = p;
+    }
     instances.addListener(desc -> instanceSnapshot = null);
     if (!register) {
       return;
     }
-    InstanceLifecycler l = new InstanceLifecycler(new InstanceLifecycler.Config(RingConfig.INSTANCE_RING_KEY,
+    InstanceLifecycler l = new InstanceLifecycler(new InstanceLifecycler.Config(ringKey,
         instanceId, config.advertisedAddress(grpcPort.getAsInt()), config.zone(), config.numTokens(),
         config.heartbeatPeriod(), config.unregisterOnShutdown()), kv.store(), metrics, clock);
     l.start();
     lifecycler = l;
-    if (activateOnStart) {
+    if (activateOnStart || activationRequested) {
       activate();
     }
   }
 
-  /** Marks this instance ACTIVE in the ring. */
+  /** Marks this instance ACTIVE in the ring; before {@link #start()}, as soon as it registered. */
   public void activate() {
+    activationRequested = true;
     InstanceLifecycler l = lifecycler;
     if (l != null) {
       l.changeState(InstanceState.ACTIVE);
