@@ -3,9 +3,7 @@ package dev.weir.storage.tsdb;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.weir.storage.tsdb.head.Appender;
 import dev.weir.storage.tsdb.head.HeadConfig;
-import dev.weir.storage.tsdb.head.SeriesChunks;
 import dev.weir.storage.tsdb.labels.Labels;
 import dev.weir.storage.tsdb.wal.Checkpoint;
 import dev.weir.storage.tsdb.wal.Wal;
@@ -13,7 +11,6 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -40,34 +37,12 @@ class DataDirLayoutTest {
     return t;
   }
 
-  /** {@code series} series at every second in [from, to); value = seconds + series index. */
   private static Map<Labels, List<Long>> write(Tsdb t, String tenant, int series, long from, long to) {
-    Map<Labels, List<Long>> wrote = new TreeMap<>();
-    Appender app = t.head(tenant).appender();
-    for (long ts = from; ts < to; ts += 1000) {
-      for (int s = 0; s < series; s++) {
-        Labels l = Labels.of("__name__", "m", "s", String.valueOf(s));
-        app.add(app.series(l), ts, ts / 1000.0 + s);
-        wrote.computeIfAbsent(l, k -> new ArrayList<>()).add(ts);
-      }
-      assertThat(app.commit(true).rejections()).isEmpty();
-    }
-    return wrote;
+    return TsdbTest.write(t, tenant, series, from, to);
   }
 
   private static Map<Labels, List<Long>> read(Tsdb t, String tenant) {
-    Map<Labels, List<Long>> got = new TreeMap<>();
-    for (SeriesChunks s : t.tenant(tenant).select(Long.MIN_VALUE, Long.MAX_VALUE, List.of())) {
-      SeriesChunks.Samples samples = s.samples(Long.MIN_VALUE, Long.MAX_VALUE);
-      List<Long> ts = new ArrayList<>();
-      for (int i = 0; i < samples.size(); i++) {
-        ts.add(samples.timestamps()[i]);
-        assertThat(samples.values()[i]).isEqualTo(samples.timestamps()[i] / 1000.0
-            + Integer.parseInt(s.labels().get("s")));
-      }
-      got.put(s.labels(), ts);
-    }
-    return got;
+    return TsdbTest.read(t, tenant);
   }
 
   private double replayedSamples() {

@@ -71,7 +71,7 @@ class TsdbTest {
   }
 
   /** Appends {@code series} series at every second in [from, to), time-major; returns what it wrote. */
-  private static Map<Labels, List<Long>> write(Tsdb t, String tenant, int series, long from, long to) {
+  static Map<Labels, List<Long>> write(Tsdb t, String tenant, int series, long from, long to) {
     Map<Labels, List<Long>> wrote = new TreeMap<>();
     Appender app = t.head(tenant).appender();
     for (long ts = from; ts < to; ts += 1000) {
@@ -86,7 +86,7 @@ class TsdbTest {
     return wrote;
   }
 
-  private static Map<Labels, List<Long>> read(Tsdb t, String tenant) {
+  static Map<Labels, List<Long>> read(Tsdb t, String tenant) {
     Map<Labels, List<Long>> got = new TreeMap<>();
     for (SeriesChunks s : t.tenant(tenant).select(Long.MIN_VALUE, Long.MAX_VALUE, List.of())) {
       SeriesChunks.Samples samples = s.samples(Long.MIN_VALUE, Long.MAX_VALUE);
