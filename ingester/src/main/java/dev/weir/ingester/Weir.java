@@ -5,6 +5,7 @@ import dev.weir.ingester.blockbuilder.BlockBuilderService;
 import dev.weir.ingester.api.JsonImport;
 import dev.weir.ingester.api.MetadataApi;
 import dev.weir.ingester.api.RemoteReadApi;
+import dev.weir.ingester.api.OtlpApi;
 import dev.weir.ingester.api.RemoteWriteApi;
 import dev.weir.ingester.api.PrometheusHttpApi;
 import dev.weir.ingester.api.ReadSource;
@@ -247,6 +248,7 @@ public final class Weir {
     }
     new JsonImport(push, config.tenants()).register(router);
     new RemoteWriteApi(push, config.tenants(), config.api()).register(router);
+    new OtlpApi(push, config.tenants(), config.api(), config.otlp(), ingesterMetrics).register(router);
     ReaderMetrics readerMetrics = null;
     RingPages.PartitionLag lag = RingPages.PartitionLag.UNKNOWN;
     if (kafka && ingester != null) {

@@ -2,6 +2,7 @@ package dev.weir.ingester.config;
 
 import dev.weir.ingester.compactor.CompactorConfig;
 import dev.weir.ingester.api.ApiLimits;
+import dev.weir.ingester.api.OtlpTranslator;
 import dev.weir.ingester.blockbuilder.BlockBuilderConfig;
 import dev.weir.ingester.ingest.IngestStorageConfig;
 import dev.weir.ingester.logging.LogConfig;
@@ -27,6 +28,7 @@ import java.util.List;
  *     store-gateway, querier
  * @param bucketStore the store-gateway's sync and query limits
  * @param compactor the compactor's bucket retention
+ * @param otlp how OTLP metrics become Prometheus series
  */
 public record WeirConfig(
     String target,
@@ -45,7 +47,8 @@ public record WeirConfig(
     BucketStoreConfig bucketStore,
     ShipperConfig shipper,
     QuerierConfig querier,
-    BlocksCleanerConfig compactor) {
+    BlocksCleanerConfig compactor,
+    OtlpTranslator otlp) {
 
   /**
    * The runtime config file and its reload period.
@@ -67,6 +70,7 @@ public record WeirConfig(
     private final ServerConfig.Flags server;
     private final Tenants.Flags tenants;
     private final IngesterConfig.Flags ingester;
+    private final OtlpTranslator.Flags otlp;
     private final Limits.Flags limits;
     private final StorageConfig.Flags storage;
     private final RingConfig.Flags ring;
@@ -108,6 +112,7 @@ public record WeirConfig(
       bucketStore = new StoreGatewayConfig.Flags(fs);
       querier = new QuerierConfig.Flags(fs);
       compactor = new CompactorConfig.Flags(fs);
+      otlp = new OtlpTranslator.Flags(fs);
     }
 
     public FlagSet flagSet() {
@@ -138,7 +143,7 @@ public record WeirConfig(
           storage.build(ing.dataDir()), ring.build(), ingest.build(), api.build(),
           new RuntimeConfigFile(runtimeFile.get().isEmpty() ? null : Path.of(runtimeFile.get()), runtimePeriod.get()),
           blockBuilder.build(), bucket.build(), bucketStore.build(), storage.buildShipper(), querier.build(),
-          compactor.build());
+          compactor.build(), otlp.build());
     }
 
     private static String findConfigFile(String[] args) {
