@@ -244,7 +244,7 @@ public final class Weir {
       ReadSource local = ReadSource.of(ingester, strong);
       new PrometheusHttpApi(local, config.tenants()).register(router);
       new RemoteReadApi(local, config.tenants(), config.api()).register(router);
-      new MetadataApi(ingester, config.tenants()).register(router);
+      new MetadataApi(ingester::metadata, config.tenants()).register(router);
     }
     new JsonImport(push, config.tenants()).register(router);
     new RemoteWriteApi(push, config.tenants(), config.api()).register(router);
@@ -371,6 +371,7 @@ public final class Weir {
     HttpRouter router = new HttpRouter();
     new PrometheusHttpApi(querier, config.tenants()).register(router);
     new RemoteReadApi(querier, config.tenants(), config.api()).register(router);
+    new MetadataApi(querier::metadata, config.tenants()).register(router);
     RingPages.register(router, ring::instanceRing, ring::partitionRing, ring::kvConnected);
     RingPages.registerStoreGatewayRing(router, storeGateways::instanceRing, storeGateways::kvConnected);
     HttpServer http = new HttpServer(config.server(), router, requestMetrics);

@@ -5,6 +5,8 @@ import dev.weir.ingester.push.Ingester;
 import dev.weir.ingester.push.PushHandler;
 import dev.weir.ingester.server.GrpcInterceptors;
 import dev.weir.ingester.server.GrpcStatuses;
+import dev.weir.proto.ingester.MetricsMetadataRequest;
+import dev.weir.proto.ingester.MetricsMetadataResponse;
 import dev.weir.proto.ingester.WriteResponse;
 import dev.weir.proto.prompb.TimeSeries;
 import dev.weir.proto.prompb.WriteRequest;
@@ -47,6 +49,23 @@ public final class IngesterGrpcService extends QueryingIngesterService {
           + " query an ingester").asRuntimeException();
     }
     return ReadSource.of(i, consistency).reader(tenant, strong);
+  }
+
+  @Override
+  public void metricsMetadata(MetricsMetadataRequest request, StreamObserver<MetricsMetadataResponse> out) {
+    Ingester i = ingester;
+    if (i == null) {
+      out.onError(Status.UNIMPLEMENTED.withDescription("this process runs no ingester (--target=distributor):"
+          + " query an ingester").asRuntimeException());
+      return;
+    }
+    try {
+      out.onNext(MetricsMetadataResponse.newBuilder().addAllMetadata(i.metadata(GrpcInterceptors.TENANT.get())
+          .values()).build());
+      out.onCompleted();
+    } catch (RuntimeException e) {
+      out.onError(GrpcStatuses.toStatus(e));
+    }
   }
 
   @Override

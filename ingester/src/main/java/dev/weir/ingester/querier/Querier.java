@@ -6,8 +6,11 @@ import dev.weir.proto.ingester.LabelNamesRequest;
 import dev.weir.proto.ingester.LabelNamesResponse;
 import dev.weir.proto.ingester.LabelValuesRequest;
 import dev.weir.proto.ingester.LabelValuesResponse;
+import dev.weir.proto.ingester.MetricsMetadataRequest;
+import dev.weir.proto.ingester.MetricsMetadataResponse;
 import dev.weir.proto.ingester.QueryRequest;
 import dev.weir.proto.prompb.LabelMatcher;
+import dev.weir.proto.prompb.MetricMetadata;
 import dev.weir.proto.prompb.TimeSeries;
 import dev.weir.storage.errors.ClientErrorException;
 import dev.weir.storage.tsdb.chunk.XorAppender;
@@ -16,6 +19,8 @@ import dev.weir.storage.tsdb.head.SeriesChunks;
 import dev.weir.storage.tsdb.labels.Matcher;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.SortedMap;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.function.LongSupplier;
 
@@ -146,6 +151,28 @@ public final class Querier implements ReadSource {
     TreeSet<String> union = new TreeSet<>();
     answers.forEach(a -> union.addAll(a.getLabelValuesList()));
     return List.copyOf(union);
+  }
+
+  /**
+   * The tenant's metric metadata gathered from every ingester the querier reads (in Kafka mode one
+   * owner per partition: each knows the metadata of the records it consumed), by family name;
+   * where two disagree, the first answer in ring order wins. Store-gateways are not asked: blocks
+   * carry no metadata.
+   */
+  public SortedMap<String, MetricMetadata> metadata(String tenant) {
+    List<SourceCalls.Call<MetricsMetadataRequest>> planned = new ArrayList<>();
+    for (QuerySources.Target t : sources.ingesters()) {
+      planned.add(new SourceCalls.Call<>(t, INGESTER, MetricsMetadataRequest.getDefaultInstance()));
+    }
+    List<MetricsMetadataResponse> answers = calls.all("MetricsMetadata", tenant, false, planned,
+        (stub, future, req) -> future.metricsMetadata(req));
+    SortedMap<String, MetricMetadata> out = new TreeMap<>();
+    for (MetricsMetadataResponse a : answers) {
+      for (MetricMetadata m : a.getMetadataList()) {
+        out.putIfAbsent(m.getMetricFamilyName(), m);
+      }
+    }
+    return out;
   }
 
   /** A merged series as XOR chunks of at most {@link #SAMPLES_PER_CHUNK} samples. */

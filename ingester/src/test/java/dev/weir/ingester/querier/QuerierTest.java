@@ -16,6 +16,7 @@ import dev.weir.ingester.server.RequestMetrics;
 import dev.weir.ingester.server.Tenants;
 import dev.weir.proto.ingester.QueryRequest;
 import dev.weir.proto.prompb.Label;
+import dev.weir.proto.prompb.MetricMetadata;
 import dev.weir.proto.prompb.Sample;
 import dev.weir.proto.prompb.TimeSeries;
 import dev.weir.proto.prompb.WriteRequest;
@@ -236,6 +237,17 @@ class QuerierTest {
       assertThat(md.get(GrpcInterceptors.READ_CONSISTENCY)).isNull();
     }
     assertThat(sg1.headers).hasSize(3);
+  }
+
+  @Test
+  void metadataIsGatheredFromTheIngestersOnly() {
+    ingester.push(TENANT, WriteRequest.newBuilder().addMetadata(MetricMetadata.newBuilder()
+        .setMetricFamilyName("up").setType(MetricMetadata.MetricType.GAUGE).setHelp("Up.")).build());
+    Querier q = querier();
+    assertThat(q.metadata(TENANT)).containsOnlyKeys("up");
+    assertThat(q.metadata(TENANT).get("up").getHelp()).isEqualTo("Up.");
+    assertThat(q.metadata("team-b")).isEmpty();
+    assertThat(sg1.requests).as("blocks carry no metadata").isEmpty();
   }
 
   @Test
