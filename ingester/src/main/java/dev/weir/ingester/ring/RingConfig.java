@@ -26,6 +26,8 @@ public record RingConfig(KvConfig kv, Duration heartbeatPeriod, Duration heartbe
 
   public static final String INSTANCE_RING_KEY = "ingester";
   public static final String PARTITION_RING_KEY = "ingester-partitions";
+  /** The distributors' ring (global ingestion-rate strategy). */
+  public static final String DISTRIBUTOR_RING_KEY = "distributor";
 
   /** The address to advertise, {@code host:port}. */
   public String advertisedAddress(int grpcPort) {
