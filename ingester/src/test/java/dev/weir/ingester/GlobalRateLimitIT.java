@@ -129,6 +129,8 @@ class GlobalRateLimitIT {
 
   private static void assertWithinTenPercent(String what, long acceptedSamples, long[] window) {
     double expected = LIMIT * (window[1] - window[0]) / 1e9;
+    System.out.printf("global-rate-limit: %s accepted %d samples in %.3f s, the limit allows %.0f (%+.1f%%)%n", what,
+        acceptedSamples, (window[1] - window[0]) / 1e9, expected, (acceptedSamples / expected - 1) * 100);
     assertThat((double) acceptedSamples).as("%s: accepted %d samples in %.1f s, the limit allows %.0f", what,
         acceptedSamples, (window[1] - window[0]) / 1e9, expected).isBetween(expected * 0.9, expected * 1.1);
   }
