@@ -56,6 +56,7 @@ import dev.weir.storage.ingest.ReaderMetrics;
 import dev.weir.storage.ingest.WriterMetrics;
 import dev.weir.storage.tsdb.Tsdb;
 import dev.weir.storage.tsdb.TsdbMetrics;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
@@ -247,6 +248,11 @@ public final class Weir {
       distributorRing = InstanceRingService.distributors(config.distributor().ring(config.ring()), kv, id, grpc::port,
           ringMetrics, clock);
       distributorRingRef.set(distributorRing);
+      Gauge.builder("weir.distributor.ring.healthy.instances", distributorRing,
+              r -> r.instanceRing().healthyActiveInstances())
+          .description("Healthy ACTIVE distributors in the distributor ring as this one sees them: with the global"
+              + " rate-limit strategy each tenant's ingestion_rate is divided by this (0: not known, the whole limit).")
+          .register(registry);
     }
 
     HttpRouter router = new HttpRouter();

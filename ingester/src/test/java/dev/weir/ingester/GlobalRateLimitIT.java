@@ -88,6 +88,8 @@ class GlobalRateLimitIT {
         assertThat(HTTP.send(HttpRequest.newBuilder(URI.create(local.httpUrl() + "/distributor/ring")).build(),
             HttpResponse.BodyHandlers.ofString()).statusCode()).as("a local distributor keeps no ring").isEqualTo(404);
         assertThat(healthyDistributors(d1)).as("and does not join it").isEqualTo(1);
+        assertThat(d1.metric("weir_distributor_ring_healthy_instances")).isEqualTo(1);
+        assertThat(local.metric("weir_distributor_ring_healthy_instances")).as("no ring, no gauge").isNaN();
         LedgerWriter again = new LedgerWriter(viaD1, LedgerWriter.remoteWrite(d1.httpUrl(), Duration.ofSeconds(30)));
         LedgerWriter w3 = new LedgerWriter(viaLocal, LedgerWriter.remoteWrite(local.httpUrl(), Duration.ofSeconds(30)));
         try (LedgerWriter a = again.startBackground("d1-alone", PACE);
