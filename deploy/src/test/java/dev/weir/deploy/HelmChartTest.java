@@ -363,6 +363,7 @@ class HelmChartTest {
     wrong.put("distributor.replica", 3);
     wrong.put("querier.storeGatewayAddresses[0]", "sg-0");
     wrong.put("runtimeOverrides.tenant-a.ingestion_rat", 5);
+    wrong.put("runtimeOverrides.tenant-a.ingestion_partitions_tenant_shard_size", -1);
     wrong.put("blocksStorage.backend", "gcs");
     wrong.put("blocksStorage.s3.endpoint", "https://minio:9000");
     wrong.put("blocksStorage.s3.bucketLookupType", "dns");
@@ -458,7 +459,13 @@ class HelmChartTest {
       if (c.getName().equals("store-gateway")) {
         assertThat(parsed.bucketStore().syncDir()).isEqualTo(Path.of("/data/tsdb-sync"));
       }
-      Overrides.load(runtime, Limits.DEFAULT);
+      Overrides overrides = Overrides.load(runtime, Limits.DEFAULT);
+      if (!values.isEmpty()) {
+        assertThat(overrides.apply("tenant-a").ingestionPartitionsTenantShardSize()).isEqualTo(3);
+      }
+      if (c.getName().equals("distributor")) {
+        assertThat(parsed.distributor().global()).as("distributors share the rate limit by default").isTrue();
+      }
     }
   }
 

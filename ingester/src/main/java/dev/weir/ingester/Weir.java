@@ -27,6 +27,9 @@ import dev.weir.ingester.lifecycle.Service;
 import dev.weir.ingester.lifecycle.ServiceManager;
 import dev.weir.ingester.push.Ingester;
 import dev.weir.ingester.push.IngesterMetrics;
+import dev.weir.ingester.push.IngestionRateStrategy;
+import dev.weir.ingester.push.Limits;
+import dev.weir.ingester.push.SeriesLimit;
 import dev.weir.ingester.push.PushHandler;
 import dev.weir.ingester.push.RateLimitedPush;
 import dev.weir.ingester.push.RuntimeConfig;
@@ -55,6 +58,7 @@ import dev.weir.storage.ingest.ReaderMetrics;
 import dev.weir.storage.ingest.WriterMetrics;
 import dev.weir.storage.tsdb.Tsdb;
 import dev.weir.storage.tsdb.TsdbMetrics;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
@@ -177,14 +181,13 @@ public final class Weir {
     ShipperService shipper = null;
     if (runsIngester) {
       Tsdb tsdb = new Tsdb(config.storage(), new TsdbMetrics(registry), clock, tenant -> () -> {
-        int globalLimit = limits.apply(tenant).maxGlobalSeriesPerUser();
-        if (!kafka || globalLimit == 0) {
-          return globalLimit;
+        Limits l = limits.apply(tenant);
+        if (!kafka || l.maxGlobalSeriesPerUser() == 0) {
+          return l.maxGlobalSeriesPerUser();
         }
-        // Mimir's rule in ingest-storage mode: the global limit is shared by the ACTIVE partitions.
+        // Mimir's rule in ingest-storage mode: the global limit is shared by the tenant's partitions.
         InstanceRingService r = ringRef.get();
-        int active = r == null ? 1 : Math.max(1, r.partitionRing().activePartitions().size());
-        return Math.max(1, globalLimit / active);
+        return SeriesLimit.perPartition(l, r == null ? null : r.partitionRing());
       });
       ingester = new Ingester(config.ingester(), tsdb, limits, ingesterMetrics, clock);
       list.add(ingester);
@@ -223,9 +226,14 @@ public final class Weir {
     } else {
       push = ingester;
     }
+    AtomicReference<InstanceRingService> distributorRingRef = new AtomicReference<>();
     if (runsDistributor) {
       // Rate limits apply where writes enter the system (Mimir's distributors), not again behind them.
-      push = new RateLimitedPush(push, limits, ingesterMetrics, System::nanoTime);
+      IngestionRateStrategy strategy = IngestionRateStrategy.local();
+      if (config.distributor().global()) {
+        strategy = IngestionRateStrategy.global(() -> distributorRingRef.get().instanceRing().healthyActiveInstances());
+      }
+      push = new RateLimitedPush(push, limits, ingesterMetrics, System::nanoTime, strategy);
     }
 
     AtomicReference<ReadConsistency> consistency = new AtomicReference<>(ReadConsistency.IMMEDIATE);
@@ -237,6 +245,17 @@ public final class Weir {
     InstanceRingService ring = new InstanceRingService(config.ring(), kv, id, grpc::port, ringMetrics, clock,
         runsIngester, !kafka);
     ringRef.set(ring);
+    InstanceRingService distributorRing = null;
+    if (runsDistributor && config.distributor().global()) {
+      distributorRing = InstanceRingService.distributors(config.distributor().ring(config.ring()), kv, id, grpc::port,
+          ringMetrics, clock);
+      distributorRingRef.set(distributorRing);
+      Gauge.builder("weir.distributor.ring.healthy.instances", distributorRing,
+              r -> r.instanceRing().healthyActiveInstances())
+          .description("Healthy ACTIVE distributors in the distributor ring as this one sees them: with the global"
+              + " rate-limit strategy each tenant's ingestion_rate is divided by this (0: not known, the whole limit).")
+          .register(registry);
+    }
 
     HttpRouter router = new HttpRouter();
     ReadConsistency strong = () -> consistency.get().awaitStrong();
@@ -258,6 +277,9 @@ public final class Weir {
       readerMetrics = own;
     }
     RingPages.register(router, ring::instanceRing, ring::partitionRing, ring::kvConnected, lag);
+    if (distributorRing != null) {
+      RingPages.registerDistributors(router, distributorRing::instanceRing, distributorRing::kvConnected);
+    }
     if (partitionRing != null && ingester != null) {
       new PrepareDownscaleApi(partitionRing, config.querier().queryIngestersWithin(),
           DownscaleReadiness.storageOf(shipper, ingester.tsdb(), new BlockBuilderBacklog(config.ingest().kafka(),
@@ -266,6 +288,9 @@ public final class Weir {
     HttpServer http = new HttpServer(config.server(), router, requestMetrics);
     list.add(http);
     list.add(ring);
+    if (distributorRing != null) {
+      list.add(distributorRing);
+    }
 
     if (readerMetrics != null && ingester != null) {
       IngestStorageConfig ingest = config.ingest();

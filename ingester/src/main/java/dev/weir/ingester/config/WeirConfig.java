@@ -4,6 +4,7 @@ import dev.weir.ingester.compactor.CompactorConfig;
 import dev.weir.ingester.api.ApiLimits;
 import dev.weir.ingester.api.OtlpTranslator;
 import dev.weir.ingester.blockbuilder.BlockBuilderConfig;
+import dev.weir.ingester.distributor.DistributorConfig;
 import dev.weir.ingester.ingest.IngestStorageConfig;
 import dev.weir.ingester.logging.LogConfig;
 import dev.weir.ingester.push.IngesterConfig;
@@ -29,6 +30,7 @@ import java.util.List;
  * @param bucketStore the store-gateway's sync and query limits
  * @param compactor the compactor's bucket retention
  * @param otlp how OTLP metrics become Prometheus series
+ * @param distributor the ingestion rate-limit strategy and the distributor ring
  */
 public record WeirConfig(
     String target,
@@ -48,7 +50,8 @@ public record WeirConfig(
     ShipperConfig shipper,
     QuerierConfig querier,
     BlocksCleanerConfig compactor,
-    OtlpTranslator otlp) {
+    OtlpTranslator otlp,
+    DistributorConfig distributor) {
 
   /**
    * The runtime config file and its reload period.
@@ -83,6 +86,7 @@ public record WeirConfig(
     private final StoreGatewayConfig.Flags bucketStore;
     private final QuerierConfig.Flags querier;
     private final CompactorConfig.Flags compactor;
+    private final DistributorConfig.Flags distributor;
 
     public Flags(FlagSet fs) {
       this.fs = fs;
@@ -113,6 +117,7 @@ public record WeirConfig(
       querier = new QuerierConfig.Flags(fs);
       compactor = new CompactorConfig.Flags(fs);
       otlp = new OtlpTranslator.Flags(fs);
+      distributor = new DistributorConfig.Flags(fs);
     }
 
     public FlagSet flagSet() {
@@ -143,7 +148,7 @@ public record WeirConfig(
           storage.build(ing.dataDir()), ring.build(), ingest.build(), api.build(),
           new RuntimeConfigFile(runtimeFile.get().isEmpty() ? null : Path.of(runtimeFile.get()), runtimePeriod.get()),
           blockBuilder.build(), bucket.build(), bucketStore.build(), storage.buildShipper(), querier.build(),
-          compactor.build(), otlp.build());
+          compactor.build(), otlp.build(), distributor.build());
     }
 
     private static String findConfigFile(String[] args) {

@@ -35,6 +35,7 @@ public final class InstanceRingService implements Service {
   private final boolean activateOnStart;
   private final boolean register;
   private final String ringKey;
+  private final boolean watchPartitions;
   private volatile boolean activationRequested;
   private volatile @Nullable InstanceLifecycler lifecycler;
   private volatile @Nullable RingWatcher<RingDesc> instances;
@@ -47,12 +48,16 @@ public final class InstanceRingService implements Service {
   private static final long INSTANCE_SNAPSHOT_MAX_AGE_MILLIS = 1_000;
 
   /**
+   * The ingester ring's service: membership of the instance ring ({@code register}) and the ring
+   * clients of the instance and partition rings.
+   *
    * @param register whether this process is a ring member (an ingester); otherwise it only
    *     watches the rings (a distributor)
    */
   public InstanceRingService(RingConfig config, KvService kv, String instanceId, IntSupplier grpcPort,
       RingMetrics metrics, LongSupplier clock, boolean register, boolean activateOnStart) {
-    this(RingConfig.INSTANCE_RING_KEY, config, kv, instanceId, grpcPort, metrics, clock, register, activateOnStart);
+    this(new Role(RingConfig.INSTANCE_RING_KEY, register, activateOnStart, true), config, kv, instanceId, grpcPort,
+        metrics, clock);
   }
 
   /**
@@ -61,15 +66,36 @@ public final class InstanceRingService implements Service {
    */
   public InstanceRingService(String ringKey, RingConfig config, KvService kv, String instanceId,
       IntSupplier grpcPort, RingMetrics metrics, LongSupplier clock, boolean register, boolean activateOnStart) {
-    this.ringKey = ringKey;
-    this.register = register;
+    this(new Role(ringKey, register, activateOnStart, ringKey.equals(RingConfig.INSTANCE_RING_KEY)), config, kv,
+        instanceId, grpcPort, metrics, clock);
+  }
+
+  /**
+   * Membership of the distributor ring ({@code distributor} key): registered and ACTIVE once the
+   * servers run, heartbeating, removed on shutdown; no partition ring client. The global
+   * ingestion-rate strategy counts its healthy members.
+   */
+  public static InstanceRingService distributors(RingConfig config, KvService kv, String instanceId,
+      IntSupplier grpcPort, RingMetrics metrics, LongSupplier clock) {
+    return new InstanceRingService(new Role(RingConfig.DISTRIBUTOR_RING_KEY, true, true, false), config, kv,
+        instanceId, grpcPort, metrics, clock);
+  }
+
+  /** Which ring, and what this process does in it. */
+  private record Role(String ringKey, boolean register, boolean activateOnStart, boolean watchPartitions) {}
+
+  private InstanceRingService(Role role, RingConfig config, KvService kv, String instanceId, IntSupplier grpcPort,
+      RingMetrics metrics, LongSupplier clock) {
+    this.ringKey = role.ringKey();
+    this.register = role.register();
+    this.watchPartitions = role.watchPartitions();
     this.config = config;
     this.kv = kv;
     this.instanceId = instanceId;
     this.grpcPort = grpcPort;
     this.metrics = metrics;
     this.clock = clock;
-    this.activateOnStart = activateOnStart;
+    this.activateOnStart = role.activateOnStart();
   }
 
   @Override
@@ -81,7 +107,7 @@ public final class InstanceRingService implements Service {
   public void start() {
     instances = new RingWatcher<>(ringKey, kv.store(), ringKey, RingDesc.parser(), RingDesc.getDefaultInstance(),
         metrics, clock);
-    if (ringKey.equals(RingConfig.INSTANCE_RING_KEY)) {
+    if (watchPartitions) {
       RingWatcher<PartitionRingDesc> p = new RingWatcher<>("ingester-partitions", kv.store(),
           RingConfig.PARTITION_RING_KEY, PartitionRingDesc.parser(), PartitionRingDesc.getDefaultInstance(), metrics,
           clock);

@@ -52,6 +52,17 @@ public final class RingPages {
         kvConnected.getAsBoolean()));
   }
 
+  /**
+   * {@code /distributor/ring}: the distributor ring's members, as {@code /ingester/ring} shows
+   * ingesters; the global ingestion-rate strategy divides a tenant's limit by its healthy ACTIVE
+   * members.
+   */
+  public static void registerDistributors(HttpRouter router, Supplier<InstanceRing> distributors,
+      BooleanSupplier kvConnected) {
+    router.get("distributor_ring", "/distributor/ring",
+        ex -> instances(ex, "Distributor ring", distributors.get(), kvConnected.getAsBoolean()));
+  }
+
   private static boolean wantsJson(HttpExchange ex) {
     String accept = ex.header("Accept");
     return accept != null && accept.contains("json");
