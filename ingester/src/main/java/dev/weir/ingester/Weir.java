@@ -52,6 +52,7 @@ import dev.weir.ring.partition.PartitionIds;
 import dev.weir.storage.errors.ClientErrorException;
 import dev.weir.storage.ingest.ReaderMetrics;
 import dev.weir.storage.ingest.WriterMetrics;
+import dev.weir.storage.progress.ProgressBoard;
 import dev.weir.storage.tsdb.Tsdb;
 import dev.weir.storage.tsdb.TsdbMetrics;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
@@ -174,6 +175,7 @@ public final class Weir {
 
     Ingester ingester = null;
     ShipperService shipper = null;
+    ProgressBoard progress = new ProgressBoard(config.log().progressInterval(), System::nanoTime);
     if (runsIngester) {
       Tsdb tsdb = new Tsdb(config.storage(), new TsdbMetrics(registry), clock, tenant -> () -> {
         int globalLimit = limits.apply(tenant).maxGlobalSeriesPerUser();
@@ -185,6 +187,7 @@ public final class Weir {
         int active = r == null ? 1 : Math.max(1, r.partitionRing().activePartitions().size());
         return Math.max(1, globalLimit / active);
       });
+      tsdb.progressBoard(progress);
       ingester = new Ingester(config.ingester(), tsdb, limits, ingesterMetrics, clock);
       list.add(ingester);
       if (config.shipper().enabled()) {
@@ -255,7 +258,7 @@ public final class Weir {
       lag = p -> p == ownPartition ? own.lagRecords() : -1;
       readerMetrics = own;
     }
-    RingPages.register(router, ring::instanceRing, ring::partitionRing, ring::kvConnected, lag);
+    RingPages.register(router, ring::instanceRing, ring::partitionRing, ring::kvConnected, lag, progress::snapshots);
     if (partitionRing != null && ingester != null) {
       new PrepareDownscaleApi(partitionRing, config.querier().queryIngestersWithin(),
           DownscaleReadiness.storageOf(shipper, ingester.tsdb(), new BlockBuilderBacklog(config.ingest().kafka(),
@@ -269,7 +272,7 @@ public final class Weir {
       IngestStorageConfig ingest = config.ingest();
       PartitionReaderService reader = new PartitionReaderService(ingest.kafkaFor(id), partition, ingester,
           readerMetrics, clock, ingest.strongReadTimeout(),
-          config.server().gracefulShutdownTimeout(), ring::activate);
+          config.server().gracefulShutdownTimeout(), ring::activate, progress);
       consistency.set(reader);
       list.add(reader);
     }
@@ -295,7 +298,8 @@ public final class Weir {
       }
     }
     BlockBuilderService builder = new BlockBuilderService(config.blockBuilder(), config.bucket(), config.ingest().kafka(), partitions,
-        config.ingester().dataDir(), config.storage().head().chunkRangeMillis(), registry);
+        config.ingester().dataDir(), config.storage().head().chunkRangeMillis(), registry,
+        new ProgressBoard(config.log().progressInterval(), System::nanoTime));
     HttpRouter router = new HttpRouter();
     HttpServer http = new HttpServer(config.server(), router, new RequestMetrics(registry));
     ServiceManager services = new ServiceManager(List.of(builder, http));
