@@ -348,6 +348,28 @@ class HelmChartTest {
     assertThat(volume(sg, "bucket").getEmptyDir()).isNotNull();
   }
 
+  /** The image ImageIT checks is the one the chart runs: weir:<project version>, its JVM options replaced or kept. */
+  @Test
+  void theDefaultImageIsTheProjectVersionAndJavaOptsReplaceTheImageDefaults() throws Exception {
+    String version = System.getProperty("weir.version", "");
+    assertThat(version).as("weir.version system property (deploy/pom.xml)").isNotEmpty();
+    assertThat(yaml(Repo.chart().resolve("Chart.yaml")).get("appVersion")).isEqualTo(version);
+    List<Container> containers = new ArrayList<>();
+    for (HasMetadata o : objects(MULTI_ZONE)) {
+      if (o instanceof StatefulSet s) {
+        containers.addAll(s.getSpec().getTemplate().getSpec().getContainers());
+      } else if (o instanceof Deployment d) {
+        containers.addAll(d.getSpec().getTemplate().getSpec().getContainers());
+      }
+    }
+    assertThat(containers).isNotEmpty().allSatisfy(c -> {
+      assertThat(c.getImage()).isEqualTo("weir:" + version);
+      assertThat(c.getEnv()).anySatisfy(e -> assertThat(e.getName()).isEqualTo("JDK_JAVA_OPTIONS"));
+    });
+    assertThat(ingesterContainers(null, Map.of("ingester.javaOpts", "")))
+        .allSatisfy(c -> assertThat(c.getEnv()).noneSatisfy(e -> assertThat(e.getName()).isEqualTo("JDK_JAVA_OPTIONS")));
+  }
+
   @Test
   void wrongValuesAreRejected() {
     Map<String, Object> wrong = new LinkedHashMap<>();

@@ -56,6 +56,7 @@ import dev.weir.ring.partition.PartitionIds;
 import dev.weir.storage.errors.ClientErrorException;
 import dev.weir.storage.ingest.ReaderMetrics;
 import dev.weir.storage.ingest.WriterMetrics;
+import dev.weir.storage.progress.ProgressBoard;
 import dev.weir.storage.tsdb.Tsdb;
 import dev.weir.storage.tsdb.TsdbMetrics;
 import io.micrometer.core.instrument.Gauge;
@@ -179,6 +180,7 @@ public final class Weir {
 
     Ingester ingester = null;
     ShipperService shipper = null;
+    ProgressBoard progress = new ProgressBoard(config.log().progressInterval(), System::nanoTime);
     if (runsIngester) {
       Tsdb tsdb = new Tsdb(config.storage(), new TsdbMetrics(registry), clock, tenant -> () -> {
         Limits l = limits.apply(tenant);
@@ -189,6 +191,7 @@ public final class Weir {
         InstanceRingService r = ringRef.get();
         return SeriesLimit.perPartition(l, r == null ? null : r.partitionRing());
       });
+      tsdb.progressBoard(progress);
       ingester = new Ingester(config.ingester(), tsdb, limits, ingesterMetrics, clock);
       list.add(ingester);
       if (config.shipper().enabled()) {
@@ -276,7 +279,7 @@ public final class Weir {
       lag = p -> p == ownPartition ? own.lagRecords() : -1;
       readerMetrics = own;
     }
-    RingPages.register(router, ring::instanceRing, ring::partitionRing, ring::kvConnected, lag);
+    RingPages.register(router, ring::instanceRing, ring::partitionRing, ring::kvConnected, lag, progress::snapshots);
     if (distributorRing != null) {
       RingPages.registerDistributors(router, distributorRing::instanceRing, distributorRing::kvConnected);
     }
@@ -296,7 +299,7 @@ public final class Weir {
       IngestStorageConfig ingest = config.ingest();
       PartitionReaderService reader = new PartitionReaderService(ingest.kafkaFor(id), partition, ingester,
           readerMetrics, clock, ingest.strongReadTimeout(),
-          config.server().gracefulShutdownTimeout(), ring::activate);
+          config.server().gracefulShutdownTimeout(), ring::activate, progress);
       consistency.set(reader);
       list.add(reader);
     }
@@ -322,7 +325,8 @@ public final class Weir {
       }
     }
     BlockBuilderService builder = new BlockBuilderService(config.blockBuilder(), config.bucket(), config.ingest().kafka(), partitions,
-        config.ingester().dataDir(), config.storage().head().chunkRangeMillis(), registry);
+        config.ingester().dataDir(), config.storage().head().chunkRangeMillis(), registry,
+        new ProgressBoard(config.log().progressInterval(), System::nanoTime));
     HttpRouter router = new HttpRouter();
     HttpServer http = new HttpServer(config.server(), router, new RequestMetrics(registry));
     ServiceManager services = new ServiceManager(List.of(builder, http));

@@ -82,12 +82,19 @@ class BlockBuilderIT {
     backlog.produce(topic, 1, "tenant-b", 20, from, from + 4 * HOUR, 60_000);
     Path bucket = dir.resolve("bucket");
     Map<TopicPartition, Long> ends = ends(broker, topic, 2);
-    try (WeirProcess bb = WeirProcess.start(dir.resolve("bb"), args(broker, topic, group, bucket, "0,1"))) {
+    String[] args = Stream.concat(Stream.of(args(broker, topic, group, bucket, "0,1")),
+        Stream.of("--log.progress-interval=0")).toArray(String[]::new);   // a progress line per record
+    try (WeirProcess bb = WeirProcess.start(dir.resolve("bb"), args)) {
       await().atMost(3, TimeUnit.MINUTES).until(() -> committed(broker, group).equals(ends));
       assertThat(bb.metric("weir_block_builder_lag_records{partition=\"0\"}")).isZero();
       assertThat(bb.metric("weir_block_builder_lag_records{partition=\"1\"}")).isZero();
       assertThat(bb.metric("weir_block_builder_cycles_total{partition=\"0\"}")).isGreaterThanOrEqualTo(5);
       assertThat(bb.get("/ready")).contains("ready");
+      // Every cycle logged its progress: records done out of the partition's backlog.
+      assertThat(bb.log()).contains("msg=\"block-builder cycle starting\" partition=0")
+          .contains("msg=\"block-builder cycle done\" partition=1")
+          .containsPattern("msg=\"block-builder cycle progress\" partition=1 done=\\d+ total=\\d+ unit=records"
+              + " percent=\\d+\\.\\d rate_per_s=(\\d+|unknown) eta_s=(\\d+|unknown)");
     }
     for (String tenant : List.of("tenant-a", "tenant-b")) {
       Map<String, List<String>> dumped = Promtool.dump(bucket.resolve(tenant), dir.resolve("dump-" + tenant));

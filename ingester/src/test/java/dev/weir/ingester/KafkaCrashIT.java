@@ -69,7 +69,7 @@ class KafkaCrashIT {
     Random random = new Random(5);
     String group = "ingester-zone-a-0";
     try (WeirProcess ing = WeirProcess.launch(dir, c.args("--target=ingester", "--ingester.id=" + group,
-        "--ingest-storage.kafka.max-consumer-lag-at-startup=5s"))) {
+        "--ingest-storage.kafka.max-consumer-lag-at-startup=5s", "--log.progress-interval=1ms"))) {
       int kills = 0;
       long lastCommitted = -1;
       int midBacklog = 0;
@@ -95,6 +95,28 @@ class KafkaCrashIT {
       // The reader resumes faster than it used to; what matters is that most kills hit a partial backlog.
       assertThat(midBacklog).as("kills that landed while the backlog was consumed").isGreaterThanOrEqualTo(5);
       assertThat(ing.log()).contains("msg=\"partition reader starting\"").contains("from=\"committed offset");
+
+      // Every restart replayed the WAL and caught up on the backlog, logging its progress.
+      String log = ing.log();
+      assertThat(log).contains("msg=\"WAL replay starting\"").contains("msg=\"WAL replay done\"")
+          .contains("msg=\"catch-up starting\" partition=0").contains("msg=\"catch-up done\" partition=0");
+      assertProgressLines(log, "WAL replay", "bytes");
+      assertProgressLines(log, "catch-up", "records");
+      // The ring page shows how this instance's last replay and catch-up ended.
+      JsonNode page = new ObjectMapper().readTree(HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+          URI.create(ing.httpUrl() + "/ingester/partition-ring")).header("Accept", "application/json").build(),
+          HttpResponse.BodyHandlers.ofString()).body());
+      assertThat(page.path("progress")).anySatisfy(p -> {
+        assertThat(p.path("phase").asText()).isEqualTo("catch-up");
+        assertThat(p.path("context").asText()).isEqualTo("partition=0");
+        assertThat(p.path("finished").asBoolean()).isTrue();
+        assertThat(p.path("done").asLong()).isEqualTo(p.path("total").asLong());
+      }).anySatisfy(p -> {
+        assertThat(p.path("phase").asText()).isEqualTo("WAL replay");
+        assertThat(p.path("unit").asText()).isEqualTo("bytes");
+        assertThat(p.path("finished").asBoolean()).isTrue();
+        assertThat(p.path("done").asLong()).isPositive().isLessThanOrEqualTo(p.path("total").asLong());
+      });
 
       // Every sample exactly once.
       HttpResponse<java.io.InputStream> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
@@ -127,6 +149,19 @@ class KafkaCrashIT {
             .isEqualTo((double) records);
       });
     }
+  }
+
+  /** At least one periodic line of {@code phase}, each with done/total in {@code unit}, percent, rate and ETA. */
+  static void assertProgressLines(String log, String phase, String unit) {
+    Matcher m = Pattern.compile("msg=\"" + phase + " progress\" .*?done=(\\d+) total=(\\d+) unit=" + unit
+        + " percent=(\\d+\\.\\d|unknown) rate_per_s=(\\d+|unknown) eta_s=(\\d+|unknown)").matcher(log);
+    int lines = 0;
+    while (m.find()) {
+      lines++;
+      assertThat(Long.parseLong(m.group(1))).as(m.group()).isLessThanOrEqualTo(Long.parseLong(m.group(2)));
+      assertThat(Long.parseLong(m.group(2))).as(m.group()).isPositive();
+    }
+    assertThat(lines).as("%s progress lines", phase).isPositive();
   }
 
   /** CURRENT-OFFSET of partition 0 in kafka-consumer-groups --describe output; -1 when none. */

@@ -8,6 +8,7 @@ import dev.weir.storage.ingest.KafkaConfig;
 import dev.weir.storage.ingest.batch.BatchConfig;
 import dev.weir.storage.ingest.batch.BatchMetrics;
 import dev.weir.storage.ingest.batch.BatchingConsumer;
+import dev.weir.storage.progress.ProgressBoard;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -33,11 +34,13 @@ public final class BlockBuilderService implements Service {
   private final Path dataDir;
   private final long blockRangeMillis;
   private final MeterRegistry registry;
+  private final ProgressBoard progress;
   private @Nullable BatchingConsumer consumer;
   private @Nullable Bucket bucket;
 
   public BlockBuilderService(BlockBuilderConfig config, BucketConfig bucketConfig, KafkaConfig kafka,
-      List<Integer> partitions, Path dataDir, long blockRangeMillis, MeterRegistry registry) {
+      List<Integer> partitions, Path dataDir, long blockRangeMillis, MeterRegistry registry, ProgressBoard progress) {
+    this.progress = progress;
     this.config = config;
     this.bucketConfig = bucketConfig;
     this.kafka = kafka;
@@ -64,7 +67,7 @@ public final class BlockBuilderService implements Service {
         Duration.ofMillis(500), Duration.ofSeconds(30), kafka.deadLetterTopic(), kafka.maxRecordSizeBytes(),
         kafka.security());
     BatchingConsumer c = new BatchingConsumer(bc, sink, new BatchMetrics(registry, "block.builder"),
-        System::currentTimeMillis);
+        System::currentTimeMillis, progress);
     log.info("msg=\"block-builder starting\" partitions={} bucket={} group={}", partitions, bucket.describe(),
         config.consumerGroup());
     c.start();

@@ -9,6 +9,7 @@ import dev.weir.storage.ingest.PartitionReader;
 import dev.weir.storage.ingest.Pusher;
 import dev.weir.storage.ingest.ReaderMetrics;
 import dev.weir.storage.ingest.Writer;
+import dev.weir.storage.progress.ProgressBoard;
 import dev.weir.storage.wire.WireBatch;
 import java.time.Duration;
 import java.util.function.LongSupplier;
@@ -33,6 +34,12 @@ public final class PartitionReaderService implements Service, ReadConsistency {
 
   public PartitionReaderService(KafkaConfig kafka, int partition, Ingester ingester, ReaderMetrics metrics,
       LongSupplier clock, Duration strongTimeout, Duration stopTimeout, Runnable onCaughtUp) {
+    this(kafka, partition, ingester, metrics, clock, strongTimeout, stopTimeout, onCaughtUp, ProgressBoard.standard());
+  }
+
+  /** As above, reporting the start-up catch-up's progress to {@code progress} (shown on the ring pages). */
+  public PartitionReaderService(KafkaConfig kafka, int partition, Ingester ingester, ReaderMetrics metrics,
+      LongSupplier clock, Duration strongTimeout, Duration stopTimeout, Runnable onCaughtUp, ProgressBoard progress) {
     this.kafka = kafka;
     this.ingester = ingester;
     this.strongTimeout = strongTimeout;
@@ -53,7 +60,7 @@ public final class PartitionReaderService implements Service, ReadConsistency {
           public void push(String tenant, WireBatch batch, long sourceOffset) {
             ingester.push(tenant, batch, false, sourceOffset);
           }
-        }, ingester.tsdb()::sync, metrics, clock);
+        }, ingester.tsdb()::sync, metrics, clock, progress);
     reader.onCaughtUp(onCaughtUp);
   }
 

@@ -8,6 +8,8 @@ import dev.weir.proto.ring.OwnerDesc;
 import dev.weir.proto.ring.PartitionDesc;
 import dev.weir.ring.InstanceRing;
 import dev.weir.ring.partition.PartitionRing;
+import dev.weir.storage.progress.ProgressBoard;
+import dev.weir.storage.progress.ProgressReporter;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
@@ -20,7 +22,9 @@ import java.util.function.Supplier;
  * address, zone, heartbeat age, health, tokens, ownership) and {@code /ingester/partition-ring}
  * (partitions: state, state time, tokens, ownership, owners, whether the state is locked, and the
  * consumer lag in records where this process knows it: an ingester knows its own partition's, other partitions show -1 (JSON) or
- * "-" (HTML)). HTML by default, JSON when the {@code Accept} header asks for json.
+ * "-" (HTML)). The ingester pages also show what this instance is doing or did last in its long
+ * phases (WAL replay, Kafka catch-up): done/total, percent, rate, time left ({@code progress} in
+ * JSON). HTML by default, JSON when the {@code Accept} header asks for json.
  */
 public final class RingPages {
   private RingPages() {}
@@ -39,17 +43,23 @@ public final class RingPages {
 
   public static void register(HttpRouter router, Supplier<InstanceRing> instances, Supplier<PartitionRing> partitions,
       BooleanSupplier kvConnected, PartitionLag lag) {
+    register(router, instances, partitions, kvConnected, lag, List::of);
+  }
+
+  /** As above, with the progress of this instance's long phases ({@link ProgressBoard#snapshots()}). */
+  public static void register(HttpRouter router, Supplier<InstanceRing> instances, Supplier<PartitionRing> partitions,
+      BooleanSupplier kvConnected, PartitionLag lag, Supplier<List<ProgressReporter.Snapshot>> progress) {
     router.get("ingester_ring", "/ingester/ring", ex -> instances(ex, "Instance ring", instances.get(),
-        kvConnected.getAsBoolean()));
+        kvConnected.getAsBoolean(), progress.get()));
     router.get("ingester_partition_ring", "/ingester/partition-ring",
-        ex -> partitions(ex, partitions.get(), kvConnected.getAsBoolean(), lag));
+        ex -> partitions(ex, partitions.get(), kvConnected.getAsBoolean(), lag, progress.get()));
   }
 
   /** {@code /store-gateway/ring}: the store-gateway ring, in the same shape as {@code /ingester/ring}. */
   public static void registerStoreGatewayRing(HttpRouter router, Supplier<InstanceRing> ring,
       BooleanSupplier kvConnected) {
     router.get("store_gateway_ring", "/store-gateway/ring", ex -> instances(ex, "Store-gateway ring", ring.get(),
-        kvConnected.getAsBoolean()));
+        kvConnected.getAsBoolean(), List.of()));
   }
 
   /**
@@ -60,7 +70,7 @@ public final class RingPages {
   public static void registerDistributors(HttpRouter router, Supplier<InstanceRing> distributors,
       BooleanSupplier kvConnected) {
     router.get("distributor_ring", "/distributor/ring",
-        ex -> instances(ex, "Distributor ring", distributors.get(), kvConnected.getAsBoolean()));
+        ex -> instances(ex, "Distributor ring", distributors.get(), kvConnected.getAsBoolean(), List.of()));
   }
 
   private static boolean wantsJson(HttpExchange ex) {
@@ -68,10 +78,11 @@ public final class RingPages {
     return accept != null && accept.contains("json");
   }
 
-  static void instances(HttpExchange ex, String title, InstanceRing ring, boolean connected) {
+  static void instances(HttpExchange ex, String title, InstanceRing ring, boolean connected,
+      List<ProgressReporter.Snapshot> progress) {
     if (wantsJson(ex)) {
-      JsonWriter w = new JsonWriter(new StringBuilder()).raw("{\"kv_connected\":").raw(String.valueOf(connected))
-          .raw(",\"instances\":[");
+      JsonWriter w = new JsonWriter(new StringBuilder()).raw("{\"kv_connected\":").raw(String.valueOf(connected));
+      progressJson(w, progress).raw(",\"instances\":[");
       boolean first = true;
       for (InstanceDesc d : ring.instances()) {
         if (!first) {
@@ -90,7 +101,7 @@ public final class RingPages {
       ex.respond(200, "application/json", w.raw("]}").toString().getBytes(StandardCharsets.UTF_8));
       return;
     }
-    StringBuilder h = page(title, connected);
+    StringBuilder h = page(title, connected, progress);
     h.append("<table><tr><th>Instance ID</th><th>State</th><th>Address</th><th>Zone</th><th>Last heartbeat</th>")
         .append("<th>Health</th><th>Tokens</th><th>Ownership</th></tr>\n");
     for (InstanceDesc d : ring.instances()) {
@@ -103,11 +114,12 @@ public final class RingPages {
     html(ex, h.append("</table></body></html>\n"));
   }
 
-  static void partitions(HttpExchange ex, PartitionRing ring, boolean connected, PartitionLag lag) {
+  static void partitions(HttpExchange ex, PartitionRing ring, boolean connected, PartitionLag lag,
+      List<ProgressReporter.Snapshot> progress) {
     Map<Integer, PartitionDesc> parts = ring.partitions();
     if (wantsJson(ex)) {
-      JsonWriter w = new JsonWriter(new StringBuilder()).raw("{\"kv_connected\":").raw(String.valueOf(connected))
-          .raw(",\"partitions\":[");
+      JsonWriter w = new JsonWriter(new StringBuilder()).raw("{\"kv_connected\":").raw(String.valueOf(connected));
+      progressJson(w, progress).raw(",\"partitions\":[");
       boolean first = true;
       for (PartitionDesc p : parts.values()) {
         if (!first) {
@@ -138,7 +150,7 @@ public final class RingPages {
       ex.respond(200, "application/json", w.raw("}}").toString().getBytes(StandardCharsets.UTF_8));
       return;
     }
-    StringBuilder h = page("Partition ring", connected);
+    StringBuilder h = page("Partition ring", connected, progress);
     h.append("<table><tr><th>Partition</th><th>State</th><th>State since</th><th>Tokens</th><th>Ownership</th>")
         .append("<th>Owners</th><th>Lag (records)</th></tr>\n");
     for (PartitionDesc p : parts.values()) {
@@ -157,14 +169,45 @@ public final class RingPages {
     return p.getState().name().replace("PARTITION_", "");
   }
 
-  private static StringBuilder page(String title, boolean connected) {
+  private static StringBuilder page(String title, boolean connected, List<ProgressReporter.Snapshot> progress) {
     StringBuilder h = new StringBuilder("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>")
         .append(title).append("</title><style>table{border-collapse:collapse}td,th{border:1px solid #999;")
         .append("padding:2px 8px;text-align:left}</style></head><body><h1>").append(title).append("</h1>\n");
     if (!connected) {
       h.append("<p><b>The KV store is unreachable: this is the last known view.</b></p>\n");
     }
+    if (!progress.isEmpty()) {
+      h.append("<h2>This instance</h2>\n<table><tr><th>Phase</th><th>Where</th><th>Done</th><th>Total</th>")
+          .append("<th>Percent</th><th>Rate</th><th>Time left</th><th>State</th></tr>\n");
+      for (ProgressReporter.Snapshot p : progress) {
+        h.append("<tr><td>").append(esc(p.phase())).append("</td><td>").append(esc(p.context())).append("</td><td>")
+            .append(p.done()).append(' ').append(esc(p.unit())).append("</td><td>").append(p.total()).append("</td><td>")
+            .append(Double.isNaN(p.percent()) ? "-" : String.format("%.1f%%", p.percent())).append("</td><td>")
+            .append(Double.isNaN(p.ratePerSecond()) ? "-" : String.format("%.0f/s", p.ratePerSecond()))
+            .append("</td><td>").append(p.etaSeconds() < 0 ? "unknown" : p.etaSeconds() + "s").append("</td><td>")
+            .append(p.finished() ? "done in " : "running for ").append(String.format("%.1fs", p.elapsedMillis() / 1000.0))
+            .append("</td></tr>\n");
+      }
+      h.append("</table>\n<h2>Ring</h2>\n");
+    }
     return h;
+  }
+
+  /** {@code ,"progress":[…]}: this instance's long phases, newest last. */
+  private static JsonWriter progressJson(JsonWriter w, List<ProgressReporter.Snapshot> progress) {
+    w.raw(",\"progress\":[");
+    for (int i = 0; i < progress.size(); i++) {
+      ProgressReporter.Snapshot p = progress.get(i);
+      w.raw(i > 0 ? ",{\"phase\":" : "{\"phase\":").string(p.phase()).raw(",\"context\":").string(p.context())
+          .raw(",\"unit\":").string(p.unit()).raw(",\"done\":").number(p.done()).raw(",\"total\":").number(p.total())
+          .raw(",\"percent\":").raw(Double.isNaN(p.percent()) ? "null" : String.format("%.1f", p.percent()))
+          .raw(",\"rate_per_second\":")
+          .raw(Double.isNaN(p.ratePerSecond()) ? "null" : String.format("%.1f", p.ratePerSecond()))
+          .raw(",\"eta_seconds\":").number(p.etaSeconds())
+          .raw(",\"elapsed_seconds\":").raw(String.format("%.3f", p.elapsedMillis() / 1000.0))
+          .raw(",\"finished\":").raw(String.valueOf(p.finished())).raw('}');
+    }
+    return w.raw(']');
   }
 
   private static void html(HttpExchange ex, StringBuilder h) {

@@ -1,34 +1,44 @@
 package dev.weir.storage.ingest;
 
+import dev.weir.storage.progress.ProgressBoard;
+import dev.weir.storage.progress.ProgressReporter;
 import java.time.Duration;
 import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The start-up catch-up, Mimir's way: a round reads up to the end offset seen when it began; when
  * the round took no longer than {@code max-consumer-lag-at-startup} the reader is caught up,
- * otherwise another round starts at the new end. Logs progress every
- * {@value #PROGRESS_LOG_MILLIS} ms meanwhile.
+ * otherwise another round starts at the new end. Reports progress meanwhile (records since the
+ * start of the first round out of those up to the end offset seen) through a {@link
+ * ProgressReporter}: log lines at the board's interval, and the ring pages.
  *
  * <p>Used by the reader thread only.
  */
 final class CatchUp {
   private static final Logger log = LoggerFactory.getLogger(CatchUp.class);
-  private static final long PROGRESS_LOG_MILLIS = 5_000;
 
   private final int partition;
   private final long maxLagMillis;
   private final LongSupplier clock;
   private long roundStart;
   private long roundTarget;
-  private long lastLog;
-  private long appliedAtLastLog;
+  private final ProgressBoard board;
+  private @Nullable ProgressReporter progress;
+  /** Where the first round started: progress counts records from here. */
+  private long base;
 
   CatchUp(int partition, Duration maxLagAtStartup, LongSupplier clock) {
+    this(partition, maxLagAtStartup, clock, ProgressBoard.standard());
+  }
+
+  CatchUp(int partition, Duration maxLagAtStartup, LongSupplier clock, ProgressBoard board) {
     this.partition = partition;
     this.maxLagMillis = maxLagAtStartup.toMillis();
     this.clock = clock;
+    this.board = board;
   }
 
   /** Whether no catch-up is wanted at all ({@code max-consumer-lag-at-startup=0}). */
@@ -41,9 +51,15 @@ final class CatchUp {
     long now = clock.getAsLong();
     roundStart = now;
     roundTarget = target;
-    if (lastLog == 0) {
-      lastLog = now;
-      appliedAtLastLog = applied;
+    if (disabled()) {
+      return;
+    }
+    ProgressReporter p = progress;
+    if (p == null) {
+      base = applied;
+      progress = board.begin(log, "catch-up", "partition=" + partition, "records", Math.max(0, target - applied));
+    } else {
+      p.total(Math.max(0, target - base));
     }
   }
 
@@ -60,6 +76,11 @@ final class CatchUp {
       return Outcome.ON;
     }
     if (clock.getAsLong() - roundStart <= maxLagMillis) {
+      ProgressReporter p = progress;
+      if (p != null) {
+        p.update(applied - base);
+        p.finish();
+      }
       return Outcome.DONE;
     }
     log.info("msg=\"catch-up round done but took longer than the allowed lag; another round\" partition={}",
@@ -69,19 +90,15 @@ final class CatchUp {
 
   enum Outcome { ON, DONE, NEXT_ROUND }
 
-  /** Logs the progress when due. */
-  void logProgress(long applied, long end, double lagSeconds) {
-    long now = clock.getAsLong();
-    if (now - lastLog < PROGRESS_LOG_MILLIS) {
+  /** Reports how far the reader got; {@code end} is the partition's end offset as last seen. */
+  void logProgress(long applied, long end) {
+    ProgressReporter p = progress;
+    if (p == null) {
       return;
     }
-    double secs = (now - lastLog) / 1000.0;
-    double rate = (applied - appliedAtLastLog) / secs;
-    long behind = Math.max(0, end - applied);
-    log.info("msg=\"catching up\" partition={} records_behind={} seconds_behind={} records_per_s={} eta_s={}",
-        partition, behind, String.format("%.1f", lagSeconds), String.format("%.0f", rate),
-        rate > 0 ? String.format("%.0f", behind / rate) : "unknown");
-    lastLog = now;
-    appliedAtLastLog = applied;
+    if (end >= 0) {
+      p.total(Math.max(0, Math.max(end, roundTarget) - base));
+    }
+    p.update(Math.max(0, applied - base));
   }
 }

@@ -1,5 +1,6 @@
 package dev.weir.storage.ingest;
 
+import dev.weir.storage.progress.ProgressBoard;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -64,6 +65,12 @@ public final class PartitionReader {
 
   public PartitionReader(KafkaConfig config, int partition, Path dataDir, Pusher pusher, Runnable sync,
       ReaderMetrics metrics, LongSupplier clock) {
+    this(config, partition, dataDir, pusher, sync, metrics, clock, ProgressBoard.standard());
+  }
+
+  /** As above, reporting the start-up catch-up's progress to {@code progress}. */
+  public PartitionReader(KafkaConfig config, int partition, Path dataDir, Pusher pusher, Runnable sync,
+      ReaderMetrics metrics, LongSupplier clock, ProgressBoard progress) {
     this.config = config;
     this.deadLetter = config.deadLetterTopic().isEmpty() ? null
         : new DeadLetterProducer(config.clientProperties(), config.deadLetterTopic(), config.maxRecordSizeBytes(),
@@ -77,7 +84,7 @@ public final class PartitionReader {
     this.parts = new ReaderSession.Parts(config, tp, metrics, state,
         new KafkaRetry(partition, metrics, () -> stopping, state::kafkaProblem),
         new OffsetCommitter(tp, sync, offsetFile, metrics, clock, config.commitInterval()),
-        new CatchUp(partition, config.maxLagAtStartup(), clock), new TopicWatch(config, tp, clock),
+        new CatchUp(partition, config.maxLagAtStartup(), clock, progress), new TopicWatch(config, tp, clock),
         new StartPosition(config, tp, offsetFile, metrics), clock);
     this.thread = new Thread(this::run, "partition-reader-" + partition);
     metrics.blockedGauge("topic_or_partition_missing", () -> state.blocked() != null ? 1 : 0);

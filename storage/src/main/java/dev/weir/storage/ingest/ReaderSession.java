@@ -308,8 +308,7 @@ final class ReaderSession {
       switch (parts.catchUp().check(state.applied())) {
         case DONE -> onCaughtUp.run();
         case NEXT_ROUND -> parts.catchUp().startRound(endOffset(), state.applied());
-        default -> parts.catchUp().logProgress(state.applied(), state.endOffsetSeen(),
-            lagSeconds(parts.clock().getAsLong()));
+        default -> parts.catchUp().logProgress(state.applied(), state.endOffsetSeen());
       }
     }
   }

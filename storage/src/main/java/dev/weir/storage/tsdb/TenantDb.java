@@ -27,6 +27,7 @@ import java.util.TreeSet;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntSupplier;
+import java.util.function.LongConsumer;
 import java.util.function.LongSupplier;
 import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
@@ -75,6 +76,12 @@ public final class TenantDb {
   /** Opens (or creates) a tenant: loads its blocks, replays its WAL, then opens it for writing. */
   static TenantDb open(String tenant, TsdbConfig config, TsdbMetrics metrics, Interner interner,
       LongSupplier wallClock, IntSupplier maxSeries) throws IOException, WalCorruptionException {
+    return open(tenant, config, metrics, interner, wallClock, maxSeries, bytes -> {});
+  }
+
+  /** As the method above, telling {@code replayed} the bytes of each WAL record replayed. */
+  static TenantDb open(String tenant, TsdbConfig config, TsdbMetrics metrics, Interner interner,
+      LongSupplier wallClock, IntSupplier maxSeries, LongConsumer replayed) throws IOException, WalCorruptionException {
     TenantHead head = new TenantHead(tenant, config.head(), new HeadOptions(interner, wallClock, null, maxSeries));
     TenantDb db = new TenantDb(tenant, config, metrics, wallClock, head);
     DataDirLayout.createPrometheusWal(config.blocksDir(tenant));
@@ -98,6 +105,11 @@ public final class TenantDb {
         } else {
           unknown.incrementAndGet();
         }
+      }
+
+      @Override
+      public void recordRead(int bytes) {
+        replayed.accept(bytes);
       }
     }, config.walRepair(), metrics.wal, tenant);
     head.finishReplay();

@@ -1,6 +1,8 @@
 package dev.weir.storage.tsdb;
 
 import dev.weir.storage.errors.ServerErrorException;
+import dev.weir.storage.progress.ProgressBoard;
+import dev.weir.storage.progress.ProgressReporter;
 import dev.weir.storage.tsdb.head.TenantHead;
 import dev.weir.storage.tsdb.labels.Interner;
 import dev.weir.storage.tsdb.wal.Wal;
@@ -48,6 +50,7 @@ public final class Tsdb implements AutoCloseable {
   private volatile boolean closing;
   private volatile RetentionGate retentionGate = RetentionGate.ALWAYS;
   private ReplayReport replayReport = new ReplayReport(java.util.Map.of());
+  private volatile ProgressBoard progress = ProgressBoard.standard();
 
   /**
    * @param seriesLimits per tenant, the current maximum number of series (0: unlimited)
@@ -89,6 +92,11 @@ public final class Tsdb implements AutoCloseable {
     return total;
   }
 
+  /** Where {@link #open()} reports the WAL replay's progress (bytes of all tenants' WALs). */
+  public void progressBoard(ProgressBoard board) {
+    this.progress = board;
+  }
+
   /**
    * Moves a data directory of the old layout to the current one ({@link DataDirLayout#migrate}),
    * opens every tenant found on disk (blocks loaded, WAL replayed) and starts the background work.
@@ -108,8 +116,15 @@ public final class Tsdb implements AutoCloseable {
     long t0 = System.nanoTime();
     int i = 0;
     java.util.Map<String, WalReader.Result> replays = new java.util.HashMap<>();
+    long walBytes = 0;
     for (String tenant : found) {
-      TenantDb db = TenantDb.open(tenant, config, metrics, interner, wallClock, seriesLimits.apply(tenant));
+      walBytes += WalReader.replayBytes(config.walDir(tenant));
+    }
+    @Nullable ProgressReporter replay = walBytes > 0
+        ? progress.begin(log, "WAL replay", "tenants=" + found.size(), "bytes", walBytes) : null;
+    for (String tenant : found) {
+      TenantDb db = TenantDb.open(tenant, config, metrics, interner, wallClock, seriesLimits.apply(tenant),
+          replay == null ? n -> {} : replay::add);
       tenants.put(tenant, db);
       WalReader.Result r = db.replayResult();
       if (r != null) {
@@ -117,6 +132,9 @@ public final class Tsdb implements AutoCloseable {
       }
       i++;
       log.info("msg=\"tenant storage opened\" user={} tenants_done={}/{}", tenant, i, found.size());
+    }
+    if (replay != null) {
+      replay.finish();
     }
     replayReport = new ReplayReport(replays);
     if (replayReport.repairedCorruption()) {

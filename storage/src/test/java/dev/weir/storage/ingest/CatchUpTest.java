@@ -2,6 +2,8 @@ package dev.weir.storage.ingest;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.weir.storage.progress.ProgressBoard;
+import dev.weir.storage.progress.ProgressReporter;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
@@ -46,13 +48,40 @@ class CatchUpTest {
   }
 
   @Test
-  void progressLogDoesNotFailBeforeOrWithoutProgress() {
-    catchUp.startRound(1_000, 0);
-    catchUp.logProgress(0, 1_000, -1);
-    now.addAndGet(10_000);
-    catchUp.logProgress(0, 1_000, 12.5);
-    now.addAndGet(10_000);
-    catchUp.logProgress(500, 1_000, 3);
-    assertThat(catchUp.check(500)).isEqualTo(CatchUp.Outcome.ON);
+  void progressCountsFromTheFirstRoundToTheLatestEndAndFinishesWhenDone() {
+    AtomicLong nanos = new AtomicLong();
+    ProgressBoard board = new ProgressBoard(Duration.ofSeconds(10), nanos::get);
+    CatchUp c = new CatchUp(3, Duration.ofSeconds(15), now::get, board);
+    c.startRound(1_500, 500);
+    c.logProgress(500, 1_500);
+    nanos.addAndGet(Duration.ofSeconds(10).toNanos());
+    c.logProgress(900, 1_700);   // the end moved on while reading
+    ProgressReporter.Snapshot s = board.snapshots().get(0);
+    assertThat(s.phase()).isEqualTo("catch-up");
+    assertThat(s.context()).isEqualTo("partition=3");
+    assertThat(s.done()).isEqualTo(400);
+    assertThat(s.total()).isEqualTo(1_200);
+    assertThat(s.ratePerSecond()).isEqualTo(40.0);
+    assertThat(s.etaSeconds()).isEqualTo(20);
+
+    now.addAndGet(15_001);
+    assertThat(c.check(1_500)).isEqualTo(CatchUp.Outcome.NEXT_ROUND);
+    c.startRound(1_800, 1_500);
+    assertThat(board.snapshots()).hasSize(1);
+    assertThat(board.snapshots().get(0).total()).as("still from the first round's start").isEqualTo(1_300);
+    assertThat(c.check(1_800)).isEqualTo(CatchUp.Outcome.DONE);
+    s = board.snapshots().get(0);
+    assertThat(s.finished()).isTrue();
+    assertThat(s.done()).isEqualTo(1_300);
+    assertThat(s.etaSeconds()).isZero();
+  }
+
+  @Test
+  void noProgressIsReportedWhenTheCatchUpIsDisabled() {
+    ProgressBoard board = new ProgressBoard(Duration.ofSeconds(10), System::nanoTime);
+    CatchUp c = new CatchUp(0, Duration.ZERO, now::get, board);
+    c.startRound(1_000, 0);
+    c.logProgress(10, 1_000);
+    assertThat(board.snapshots()).isEmpty();
   }
 }

@@ -5,6 +5,8 @@ import dev.weir.storage.errors.ServerErrorException;
 import dev.weir.storage.ingest.AssignedConsumers;
 import dev.weir.storage.ingest.DeadLetterProducer;
 import dev.weir.storage.ingest.RecordFormat;
+import dev.weir.storage.progress.ProgressBoard;
+import dev.weir.storage.progress.ProgressReporter;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.HashMap;
@@ -72,6 +74,7 @@ public final class BatchingConsumer implements AutoCloseable {
   private final BatchMetrics metrics;
   private final LongSupplier clock;
   private final PartitionOffsets offsets;
+  private final ProgressBoard progress;
   /** Per partition: the committed offset and its record's timestamp, to wait without refetching. */
   private final Map<Integer, long[]> firstRecord = new HashMap<>();
   private volatile boolean stopped;
@@ -84,6 +87,16 @@ public final class BatchingConsumer implements AutoCloseable {
   private long lastSkipLog;
 
   public BatchingConsumer(BatchConfig config, BatchSink sink, BatchMetrics metrics, LongSupplier clock) {
+    this(config, sink, metrics, clock, ProgressBoard.standard());
+  }
+
+  /**
+   * As above, reporting each cycle's progress to {@code progress}: records consumed out of those
+   * up to the partition's end offset (the cycle may end earlier, at its span's end or a bound).
+   */
+  public BatchingConsumer(BatchConfig config, BatchSink sink, BatchMetrics metrics, LongSupplier clock,
+      ProgressBoard progress) {
+    this.progress = progress;
     this.config = config;
     this.sink = sink;
     this.metrics = metrics;
@@ -289,11 +302,15 @@ public final class BatchingConsumer implements AutoCloseable {
     }
 
     Window w = new Window(tp, end, spanEnd, started + config.cycleTimeout().toMillis());
-    Progress p = new Progress(committed);
+    long bound = config.maxRecordsPerCycle() > 0 ? Math.min(end, committed + config.maxRecordsPerCycle()) : end;
+    ProgressReporter reporter = progress.begin(log, "block-builder cycle", "partition=" + partition, "records",
+        bound - committed);
+    Progress p = new Progress(committed, reporter);
     try (BatchSink.Batch batch = sink.begin(partition, committed, firstTs)) {
       if (!consume(c, dl, w, batch, buffered, p)) {
         return Outcome.STOPPED;
       }
+      reporter.finish();
       if (p.records == 0) {
         return Outcome.NOTHING_TO_DO; // timed out before the first record: nothing to flush
       }
@@ -348,12 +365,16 @@ public final class BatchingConsumer implements AutoCloseable {
 
   /** What a cycle consumed so far; {@code endedBy} stays null while it goes on. */
   private static final class Progress {
+    final ProgressReporter reporter;
+    final long committed;
     long records;
     long bytes;
     long next;
     @Nullable String endedBy;
 
-    Progress(long committed) {
+    Progress(long committed, ProgressReporter reporter) {
+      this.committed = committed;
+      this.reporter = reporter;
       next = committed;
     }
   }
@@ -401,6 +422,7 @@ public final class BatchingConsumer implements AutoCloseable {
       p.next = r.offset() + 1;
       p.records++;
       p.bytes += size;
+      p.reporter.update(p.next - p.committed);
       metrics.bufferedBytes.set(p.bytes);
       try {
         RecordFormat.Decoded d = RecordFormat.decode(r.key(), r.value(), r.headers());

@@ -90,6 +90,26 @@ public final class WalReader {
   }
 
   /**
+   * Bytes {@link #replay} would read from {@code walDir}: the newest checkpoint's segments and the
+   * WAL segments after it (for progress: the total of a replay).
+   */
+  public static long replayBytes(Path walDir) throws IOException {
+    long total = 0;
+    Checkpoint.Info cp = Checkpoint.latest(walDir);
+    if (cp != null) {
+      for (int s : Wal.segments(cp.dir())) {
+        total += Files.size(Wal.segmentPath(cp.dir(), s));
+      }
+    }
+    for (int s : Wal.segments(walDir)) {
+      if (cp == null || s > cp.index()) {
+        total += Files.size(Wal.segmentPath(walDir, s));
+      }
+    }
+    return total;
+  }
+
+  /**
    * What {@link #inspect} found.
    *
    * @param segments segments read (checkpoint and WAL, up to the damaged one)
@@ -226,7 +246,6 @@ public final class WalReader {
         visitor.source(offset);
       }
     };
-    long started = System.nanoTime();
     for (int i = 0; i < segments.size(); i++) {
       Path path = Wal.segmentPath(dir, segments.get(i));
       long size = Files.size(path);
@@ -263,6 +282,7 @@ public final class WalReader {
           out.records++;
           out.bytes += n;
           pos += n;
+          visitor.recordRead(n);
         }
         if (damageAt >= 0) {
           onDamage(new Damage(dir, path, damageAt, damage, size, buf, segments.subList(i + 1, segments.size())),
@@ -270,13 +290,6 @@ public final class WalReader {
           break;
         }
       }
-      if (mode == Mode.INSPECT) {
-        continue;
-      }
-      double secs = (System.nanoTime() - started) / 1e9;
-      log.info("msg=\"WAL replay progress\" user={} {}={}/{} records={} mb_per_s={}", tenant,
-          mode == Mode.WAL ? "segments" : "checkpoint_segments", i + 1, segments.size(), out.records,
-          String.format("%.1f", out.bytes / 1e6 / Math.max(secs, 1e-9)));
     }
     return out;
   }

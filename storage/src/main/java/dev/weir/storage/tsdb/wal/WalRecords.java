@@ -61,6 +61,9 @@ public final class WalRecords {
 
     /** The source (Kafka) offset of the samples that follow; ignored unless a reader needs it. */
     default void source(long offset) {}
+
+    /** A whole record of {@code bytes} bytes (header included) was read; for progress reporting. */
+    default void recordRead(int bytes) {}
   }
 
   /** Wraps a failure of the visitor, so a reader does not mistake it for a damaged record. */
