@@ -245,7 +245,7 @@ public final class Weir {
       new MetadataApi(ingester, config.tenants()).register(router);
     }
     new JsonImport(push, config.tenants()).register(router);
-    new RemoteWriteApi(push, config.tenants(), config.api()).register(router);
+    new RemoteWriteApi(push, config.tenants(), config.api(), ingesterMetrics).register(router);
     ReaderMetrics readerMetrics = null;
     RingPages.PartitionLag lag = RingPages.PartitionLag.UNKNOWN;
     if (kafka && ingester != null) {
