@@ -94,6 +94,11 @@ class RecordVersionsIT {
       assertThat(ackedSamples).isEqualTo(SERIES * 2L * (1 + 4 * 3 + 2 + 3));
       assertThat(reader.metric("weir_ingest_storage_reader_records_processed_total{outcome=\"client_error\","
           + "partition=\"0\"}")).isZero();
+      HttpResponse<String> meta = http.send(HttpRequest.newBuilder(URI.create(reader.httpUrl()
+          + "/api/v1/metadata?metric=versions_info")).header("X-Scope-OrgID", TENANT).build(),
+          HttpResponse.BodyHandlers.ofString());
+      assertThat(meta.body()).contains("Only metadata.");
+      assertThat(found(reader)).as("the metadata-only series stored nothing").isEqualTo(acked);
       Map<String, Integer> versions = versionsInPartition(c);
       assertThat(versions).containsOnlyKeys("none", "1", "2");
       assertThat(versions.get("none")).isEqualTo(1);
@@ -171,7 +176,11 @@ class RecordVersionsIT {
 
   void writeV1(WeirProcess d) throws Exception {
     List<long[]> samples = nextSamples();
-    HttpResponse<String> r = post(d, Snappy.compress(v1Request(samples).toByteArray()), "application/x-protobuf");
+    // Metadata of a family without series here: a v2 record carries it on a series without samples.
+    WriteRequest req = v1Request(samples).toBuilder().addMetadata(dev.weir.proto.prompb.MetricMetadata.newBuilder()
+        .setMetricFamilyName("versions_info").setType(dev.weir.proto.prompb.MetricMetadata.MetricType.GAUGE)
+        .setHelp("Only metadata.")).build();
+    HttpResponse<String> r = post(d, Snappy.compress(req.toByteArray()), "application/x-protobuf");
     assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
     ack(samples);
   }

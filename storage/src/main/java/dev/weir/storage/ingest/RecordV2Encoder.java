@@ -49,7 +49,9 @@ final class RecordV2Encoder {
   static List<byte[]> encode(WriteRequest request, int maxBytes) {
     RecordV2Encoder e = new RecordV2Encoder(maxBytes);
     for (MetricMetadata m : request.getMetadataList()) {
-      e.pendingMetadata.putIfAbsent(m.getMetricFamilyName(), m);
+      if (!m.getMetricFamilyName().isEmpty()) { // readers drop nameless metadata anyway
+        e.pendingMetadata.putIfAbsent(m.getMetricFamilyName(), m);
+      }
     }
     for (TimeSeries ts : request.getTimeseriesList()) {
       e.add(ts);
