@@ -87,11 +87,12 @@ class RecordVersionsIT {
       writeV1(d1);
       writeV2(d1);
       writeV2(d2);
+      writePartlyInvalidV2(d2);
 
       WeirProcess reader = ingester;
       await().atMost(60, TimeUnit.SECONDS).untilAsserted(() -> assertThat(found(reader)).isEqualTo(acked));
       long ackedSamples = acked.values().stream().mapToLong(Map::size).sum();
-      assertThat(ackedSamples).isEqualTo(SERIES * 2L * (1 + 4 * 3 + 2 + 3));
+      assertThat(ackedSamples).isEqualTo(SERIES * 2L * (1 + 4 * 3 + 2 + 3) + 10);
       assertThat(reader.metric("weir_ingest_storage_reader_records_processed_total{outcome=\"client_error\","
           + "partition=\"0\"}")).isZero();
       HttpResponse<String> meta = http.send(HttpRequest.newBuilder(URI.create(reader.httpUrl()
@@ -103,7 +104,7 @@ class RecordVersionsIT {
       assertThat(versions).containsOnlyKeys("none", "1", "2");
       assertThat(versions.get("none")).isEqualTo(1);
       assertThat(versions.get("1")).isEqualTo(3 * 2 + 1);
-      assertThat(versions.get("2")).isEqualTo(3 * 2 + 1 + 3);
+      assertThat(versions.get("2")).isEqualTo(3 * 2 + 1 + 3 + 1);
     } finally {
       for (WeirProcess w : new WeirProcess[] {d1, d2, ingester}) {
         if (w != null) {
@@ -199,6 +200,32 @@ class RecordVersionsIT {
     assertThat(r.statusCode()).as(r.body()).isEqualTo(204);
     assertThat(r.headers().firstValue("X-Prometheus-Remote-Write-Samples-Written")).hasValue(
         String.valueOf(2 * SERIES));
+    ack(samples);
+  }
+
+  /**
+   * Through a Kafka distributor: valid series, one with a symbol reference out of range, one with a
+   * native histogram; the 400 says exactly how many samples went to Kafka.
+   */
+  void writePartlyInvalidV2(WeirProcess d) throws Exception {
+    List<long[]> samples = nextSamples().subList(0, 5);
+    Rw2Requests req = new Rw2Requests();
+    for (long[] x : samples) {
+      int s = (int) x[0];
+      req.add(req.series("__name__", "versions", "job", "j", "series", String.valueOf(s))
+          .addSamples(dev.weir.proto.writev2.Sample.newBuilder().setTimestamp(x[1]).setValue(value(x[1], s)))
+          .addSamples(dev.weir.proto.writev2.Sample.newBuilder().setTimestamp(x[2]).setValue(value(x[2], s))));
+    }
+    req.add(req.series("__name__", "versions", "job").addLabelsRefs(777)
+        .addSamples(dev.weir.proto.writev2.Sample.newBuilder().setTimestamp(next).setValue(1)));
+    req.add(req.series("__name__", "versions_histogram", "job", "j")
+        .addHistograms(Rw2Requests.intHistogram(next)));
+    HttpResponse<String> r = post(d, Snappy.compress(req.build().toByteArray()),
+        "application/x-protobuf;proto=io.prometheus.write.v2.Request");
+    assertThat(r.statusCode()).as(r.body()).isEqualTo(400);
+    assertThat(r.body()).contains("symbol reference 777 is out of range");
+    assertThat(r.headers().firstValue("X-Prometheus-Remote-Write-Samples-Written")).hasValue("10");
+    assertThat(r.headers().firstValue("X-Prometheus-Remote-Write-Histograms-Written")).hasValue("0");
     ack(samples);
   }
 
