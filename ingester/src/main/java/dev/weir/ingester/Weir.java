@@ -269,7 +269,7 @@ public final class Weir {
       new MetadataApi(ingester::metadata, config.tenants()).register(router);
     }
     new JsonImport(push, config.tenants()).register(router);
-    new RemoteWriteApi(push, config.tenants(), config.api()).register(router);
+    new RemoteWriteApi(push, config.tenants(), config.api(), ingesterMetrics).register(router);
     new OtlpApi(push, config.tenants(), config.api(), config.otlp(), ingesterMetrics).register(router);
     ReaderMetrics readerMetrics = null;
     RingPages.PartitionLag lag = RingPages.PartitionLag.UNKNOWN;

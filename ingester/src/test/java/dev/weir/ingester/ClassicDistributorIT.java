@@ -11,6 +11,7 @@ import dev.weir.proto.prompb.Sample;
 import dev.weir.proto.prompb.TimeSeries;
 import dev.weir.proto.prompb.WriteRequest;
 import dev.weir.ring.testing.EtcdServer;
+import dev.weir.storage.testing.Rw2Requests;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.Status;
@@ -74,6 +75,29 @@ class ClassicDistributorIT {
       assertThat(onA.keySet()).doesNotContainAnyElementsOf(onB.keySet());
       assertThat(onA.size()).as("both ingesters own part of the token space").isBetween(300, 1_700);
       assertThat(d.metric("weir_discarded_samples_total{reason=\"metric_name_invalid\",user=\"c\"}")).isEqualTo(1);
+
+      // Remote write 2.0 through the distributor: an ingester's refusal (out-of-order samples)
+      // comes back with its count, so the written-samples header stays exact.
+      Rw2Requests v2 = new Rw2Requests();
+      v2.floats(new String[] {"__name__", "classic", "series", "1"}, t - 30_000, 9, t - 20_000, 9);
+      v2.floats(new String[] {"__name__", "classic", "series", "2"}, t + 1_000, 9);
+      v2.floats(new String[] {"__name__", "classic", "series", "3"}, t + 1_000, 9, t + 2_000, 10);
+      v2.add(v2.series("__name__", "classic", "series").addSamples(dev.weir.proto.writev2.Sample.newBuilder()
+          .setTimestamp(t + 1_000).setValue(1)));
+      java.net.http.HttpResponse<String> r = java.net.http.HttpClient.newHttpClient().send(
+          java.net.http.HttpRequest.newBuilder(java.net.URI.create(d.httpUrl() + "/api/v1/push"))
+              .POST(java.net.http.HttpRequest.BodyPublishers.ofByteArray(
+                  org.xerial.snappy.Snappy.compress(v2.build().toByteArray())))
+              .header("X-Scope-OrgID", "c").header("Content-Encoding", "snappy")
+              .header("Content-Type", "application/x-protobuf;proto=io.prometheus.write.v2.Request").build(),
+          java.net.http.HttpResponse.BodyHandlers.ofString());
+      assertThat(r.statusCode()).as(r.body()).isEqualTo(400);
+      assertThat(r.body()).contains("odd length");
+      assertThat(r.headers().firstValue("X-Prometheus-Remote-Write-Samples-Written")).hasValue("3");
+      Map<String, ExportClient.Series> all = new java.util.TreeMap<>(new ExportClient(a.httpUrl()).export("c", "classic"));
+      all.putAll(new ExportClient(b.httpUrl()).export("c", "classic"));
+      assertThat(all.get("{__name__=\"classic\",series=\"3\"}").timestamps()).containsExactly(t, t + 1_000, t + 2_000);
+      assertThat(all.get("{__name__=\"classic\",series=\"1\"}").timestamps()).containsExactly(t);
     }
   }
 

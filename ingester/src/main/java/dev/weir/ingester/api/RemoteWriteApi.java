@@ -1,5 +1,9 @@
 package dev.weir.ingester.api;
 
+import dev.weir.ingester.logging.RateLimitedLog;
+import dev.weir.ingester.push.IngesterMetrics;
+import dev.weir.ingester.push.PartialWriteException;
+import dev.weir.ingester.push.PushErrors;
 import dev.weir.ingester.push.PushHandler;
 import dev.weir.ingester.server.HttpExchange;
 import dev.weir.ingester.server.HttpRouter;
@@ -7,28 +11,55 @@ import dev.weir.ingester.server.Tenants;
 import dev.weir.storage.errors.ClientErrorException;
 import dev.weir.storage.wire.WireBatch;
 import dev.weir.storage.wire.WireFormatException;
+import dev.weir.storage.wire.WireSeries;
+import java.nio.charset.StandardCharsets;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.LoggerFactory;
 
 /**
- * {@code POST /api/v1/push}: Prometheus remote write 1.0 — a snappy (block format) compressed
- * {@code prometheus.WriteRequest}, tenant from {@code X-Scope-OrgID}. Answers as Prometheus
- * expects: 200 when stored; 400 with the reason for client errors (the valid series are still
- * stored); 429 for the tenant's rate limit; 413 for a body, a decompressed size, or a series or
- * sample count over the limits; 415 for an encoding or protocol version it does not speak; 5xx
- * for server errors, so the client retries.
+ * {@code POST /api/v1/push}: Prometheus remote write — 1.0 (a snappy block-compressed {@code
+ * prometheus.WriteRequest}) and 2.0 ({@code Content-Type:
+ * application/x-protobuf;proto=io.prometheus.write.v2.Request}), tenant from {@code
+ * X-Scope-OrgID}. Answers as Prometheus expects: 2xx when stored (200 for 1.0, 204 for 2.0); 400
+ * with the reason for client errors (the valid series are still stored); 429 for the tenant's rate
+ * limit; 413 for a body, a decompressed size, or a series or sample count over the limits; 415 for
+ * an encoding or a {@code proto} it does not speak; 5xx for server errors, so the client retries.
+ *
+ * <p>A 2.0 response carries {@code X-Prometheus-Remote-Write-Samples-Written}, {@code
+ * -Histograms-Written} and {@code -Exemplars-Written} with what was stored, also on a 4xx for a
+ * partly refused request. A 2.0 series with a symbol reference out of range, an odd {@code
+ * labels_refs} length or an inconsistent histogram is refused on its own (counted under its
+ * reason in {@code weir_discarded_samples_total}); the rest of the request is stored. Histograms
+ * are refused and exemplars are not stored yet (as for 1.0), so those headers say 0; created
+ * timestamps are read and ignored, as Prometheus does without its created-timestamp-zero-ingestion
+ * feature.
  *
  * <p>Thread-safe.
  */
 public final class RemoteWriteApi {
+  static final String PROTO_V1 = "prometheus.WriteRequest";
+  static final String PROTO_V2 = "io.prometheus.write.v2.Request";
+  static final String SAMPLES_WRITTEN = "X-Prometheus-Remote-Write-Samples-Written";
+  static final String HISTOGRAMS_WRITTEN = "X-Prometheus-Remote-Write-Histograms-Written";
+  static final String EXEMPLARS_WRITTEN = "X-Prometheus-Remote-Write-Exemplars-Written";
+  private static final ThreadLocal<WireSeries> CURSOR = ThreadLocal.withInitial(WireSeries::new);
+
   private final PushHandler push;
   private final Tenants tenants;
   private final ApiLimits limits;
+  private final IngesterMetrics metrics;
+  private final RateLimitedLog log = new RateLimitedLog(LoggerFactory.getLogger(RemoteWriteApi.class),
+      TimeUnit.SECONDS.toNanos(1), System::nanoTime);
 
-  public RemoteWriteApi(PushHandler push, Tenants tenants, ApiLimits limits) {
+  public RemoteWriteApi(PushHandler push, Tenants tenants, ApiLimits limits, IngesterMetrics metrics) {
     this.push = push;
     this.tenants = tenants;
     this.limits = limits;
+    this.metrics = metrics;
   }
 
   public void register(HttpRouter router) {
@@ -42,15 +73,40 @@ public final class RemoteWriteApi {
       throw new ClientErrorException("unsupported_encoding", "unsupported Content-Encoding \"" + encoding
           + "\": remote write bodies are snappy-compressed", 415);
     }
-    String type = ex.header("Content-Type");
-    if (type != null && type.toLowerCase(Locale.ROOT).contains("io.prometheus.write.v2")) {
-      throw new ClientErrorException("unsupported_protocol", "remote write 2.0 is not supported: send remote write"
-          + " 1.0 (prometheus.WriteRequest)", 415);
+    if (PROTO_V2.equals(proto(ex.header("Content-Type")))) {
+      serveV2(ex, tenant);
+      return;
     }
     WireBatch request = decode(ex.bodyBytes());
     limits.checkWriteRequest(request.size(), request.samples());
     push.push(tenant, request);
     ex.respond(200, "text/plain", new byte[0]);
+  }
+
+  /**
+   * The {@code proto} parameter of a remote write Content-Type: 1.0 when there is no header or no
+   * parameter (Prometheus' rule), else the parameter.
+   *
+   * @throws ClientErrorException 415 for a proto other than the two remote write messages
+   */
+  static String proto(@Nullable String contentType) {
+    if (contentType == null) {
+      return PROTO_V1;
+    }
+    String[] parts = contentType.split(";");
+    for (int i = 1; i < parts.length; i++) {
+      String p = parts[i].trim();
+      int eq = p.indexOf('=');
+      if (eq > 0 && p.substring(0, eq).trim().toLowerCase(Locale.ROOT).equals("proto")) {
+        String v = p.substring(eq + 1).trim().replace("\"", "");
+        if (v.equals(PROTO_V1) || v.equals(PROTO_V2)) {
+          return v;
+        }
+        throw new ClientErrorException("unsupported_protocol", "unsupported remote write proto \"" + v
+            + "\" in Content-Type: send " + PROTO_V1 + " (1.0) or " + PROTO_V2 + " (2.0)", 415);
+      }
+    }
+    return PROTO_V1;
   }
 
   /** Snappy block format, then protobuf; sizes checked before allocating. */
@@ -64,5 +120,54 @@ public final class RemoteWriteApi {
       throw new ClientErrorException("bad_data", "the body is not a remote write request (prometheus.WriteRequest): "
           + e.getMessage());
     }
+  }
+
+  private void serveV2(HttpExchange ex, String tenant) {
+    byte[] raw = SnappyBodies.uncompress(ex.bodyBytes(), limits.maxDecompressedBytes(),
+        "--distributor.max-recv-msg-size");
+    PushErrors errors = new PushErrors(tenant, metrics, log);
+    WireBatch batch;
+    try {
+      batch = WireBatch.parseV2(raw, CURSOR.get(), (i, problem, samples, histograms, exemplars) ->
+          errors.add(problem.reason(), samples + histograms, "series " + i + ": " + problem.getMessage()));
+    } catch (WireFormatException e) {
+      throw new ClientErrorException("bad_data", "the body is not a remote write 2.0 request (" + PROTO_V2 + "): "
+          + e.getMessage());
+    }
+    limits.checkWriteRequest(batch.size(), batch.samples());
+    long refusedBehind = 0;
+    try {
+      if (batch.size() > 0 || !batch.metadata().isEmpty()) {
+        push.push(tenant, batch);
+      }
+    } catch (PartialWriteException e) {
+      refusedBehind = e.refused();
+      errors.refusedElsewhere(e.reason(), e.refused(), e.getMessage());
+    } catch (ClientErrorException e) {
+      // Refused whole (rate limit, a process that takes no pushes): nothing was written.
+      respondV2(ex, e.httpStatus(), e.getMessage(), 0, 0);
+      return;
+    }
+    // Every histogram sample is refused today, each counted once among the refused, so the
+    // refused count less the histograms is the refused float samples.
+    long histogramsRefused = Math.min(batch.histogramSamples(), refusedBehind);
+    long samplesWritten = Math.max(0, batch.floatSamples() - (refusedBehind - histogramsRefused));
+    long histogramsWritten = batch.histogramSamples() - histogramsRefused;
+    try {
+      errors.throwIfAny();
+    } catch (PartialWriteException e) {
+      respondV2(ex, 400, e.getMessage(), samplesWritten, histogramsWritten);
+      return;
+    }
+    respondV2(ex, 204, null, samplesWritten, histogramsWritten);
+  }
+
+  private static void respondV2(HttpExchange ex, int status, @Nullable String message, long samples,
+      long histograms) {
+    // Exemplars are not stored yet (the 1.0 path skips them too).
+    Map<String, String> headers = Map.of(SAMPLES_WRITTEN, Long.toString(samples), HISTOGRAMS_WRITTEN,
+        Long.toString(histograms), EXEMPLARS_WRITTEN, "0");
+    byte[] body = message == null ? new byte[0] : (message + "\n").getBytes(StandardCharsets.UTF_8);
+    ex.respond(status, "text/plain; charset=utf-8", body, headers);
   }
 }

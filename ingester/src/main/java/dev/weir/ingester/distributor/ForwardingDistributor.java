@@ -6,6 +6,7 @@ import dev.weir.ingester.push.Limits;
 import dev.weir.ingester.push.PushErrors;
 import dev.weir.ingester.push.PushHandler;
 import dev.weir.ingester.server.GrpcInterceptors;
+import dev.weir.ingester.server.GrpcStatuses;
 import dev.weir.proto.ingester.IngesterGrpc;
 import dev.weir.proto.prompb.WriteRequest;
 import dev.weir.proto.ring.InstanceDesc;
@@ -87,8 +88,9 @@ public final class ForwardingDistributor implements PushHandler, AutoCloseable {
       } catch (ExecutionException ex) {
         Status s = Status.fromThrowable(ex.getCause());
         if (s.getCode() == Status.Code.INVALID_ARGUMENT || s.getCode() == Status.Code.RESOURCE_EXHAUSTED) {
-          // The ingester stored the valid part and counted the refusals.
-          errors.add("ingester_client_error", 0, String.valueOf(s.getDescription()));
+          // The ingester stored the valid part and counted the refusals; its trailer says how many.
+          errors.refusedElsewhere("ingester_client_error", Math.max(0, GrpcStatuses.refusedSamples(ex.getCause())),
+              String.valueOf(s.getDescription()));
         } else if (serverError == null) {
           serverError = new ServerErrorException("ingester " + targets.get(i) + " failed the write: " + s.getCode()
               + " " + s.getDescription(), ex.getCause() instanceof StatusRuntimeException sre ? sre : null);

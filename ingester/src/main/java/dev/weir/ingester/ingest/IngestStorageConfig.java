@@ -36,7 +36,7 @@ public record IngestStorageConfig(boolean enabled, KafkaConfig kafka, boolean pu
         ingesterId, kafka.commitInterval(), kafka.startPosition(), kafka.startTimestampMillis(),
         kafka.maxLagAtStartup(), kafka.maxRecordSizeBytes(), kafka.autoCreateTopic(), kafka.autoCreatePartitions(),
         kafka.ingestionConcurrency(), kafka.batchSize(), kafka.maxBufferedBytes(), kafka.deadLetterTopic(),
-        kafka.preferOffsetFile(), kafka.security(), kafka.fetchConcurrency());
+        kafka.preferOffsetFile(), kafka.security(), kafka.fetchConcurrency(), kafka.producerRecordVersion());
   }
 
   /** Flag definitions for {@link IngestStorageConfig}. */
@@ -53,6 +53,7 @@ public record IngestStorageConfig(boolean enabled, KafkaConfig kafka, boolean pu
     private final Flag<Long> startTimestamp;
     private final Flag<Duration> maxLag;
     private final Flag<Integer> maxRecordSize;
+    private final Flag<Integer> recordVersion;
     private final Flag<Boolean> autoCreate;
     private final Flag<Integer> autoCreatePartitions;
     private final Flag<Integer> concurrency;
@@ -96,6 +97,9 @@ public record IngestStorageConfig(boolean enabled, KafkaConfig kafka, boolean pu
           + " 0 turns ready at once.");
       maxRecordSize = fs.integer(k + "producer-max-record-size-bytes", 15_983_616,
           "Largest record produced; bigger write requests are split between series.");
+      recordVersion = fs.integer(k + "producer-record-version", 1, "Record format the distributor produces: 1"
+          + " (prometheus.WriteRequest) or 2 (remote write 2.0 with a symbols table per record, smaller). Readers"
+          + " accept both; upgrade every reader (ingester, block-builder) before a writer produces 2.");
       autoCreate = fs.bool(k + "auto-create-topic-enabled", true, "Create the topic at start-up when it is missing.");
       autoCreatePartitions = fs.integer(k + "auto-create-topic-default-partitions", 128,
           "Partitions of an auto-created topic (at least the number of ingester IDs per zone).");
@@ -159,6 +163,10 @@ public record IngestStorageConfig(boolean enabled, KafkaConfig kafka, boolean pu
         throw new ConfigException("ingest-storage.kafka.consume-from-timestamp-at-startup is required with"
             + " consume-from-position-at-startup=timestamp");
       }
+      if (recordVersion.get() != 1 && recordVersion.get() != 2) {
+        throw new ConfigException("ingest-storage.kafka.producer-record-version must be 1 or 2, not "
+            + recordVersion.get());
+      }
       if (autoCreatePartitions.get() < 1) {
         throw new ConfigException("ingest-storage.kafka.auto-create-topic-default-partitions must be at least 1");
       }
@@ -169,7 +177,8 @@ public record IngestStorageConfig(boolean enabled, KafkaConfig kafka, boolean pu
           writeTimeout.get(), group.get(), commitInterval.get(), startPosition.get(), startTimestamp.get(), maxLag.get(),
           maxRecordSize.get(), autoCreate.get(), autoCreatePartitions.get(), concurrency.get(), batchSize.get(),
           maxBuffered.get(), deadLetter.get(), preferFile.get(), new KafkaSecurity(saslMechanism.get(),
-          saslUsername.get(), saslPassword.get(), tls.get(), tlsCa.get()), fetchConcurrency.get());
+          saslUsername.get(), saslPassword.get(), tls.get(), tlsCa.get()), fetchConcurrency.get(),
+          recordVersion.get());
       boolean push = enabled.get() ? pushGrpc.isSet() && pushGrpc.get() : pushGrpc.get();
       if (deleteInactiveAfter.get().isNegative()) {
         throw new ConfigException("ingester.partition-ring.delete-inactive-partition-after must not be negative");

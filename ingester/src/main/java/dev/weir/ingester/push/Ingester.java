@@ -172,6 +172,9 @@ public final class Ingester implements Service, PushHandler {
         throw new ClientErrorException("bad_data", "the request is not a valid remote write request"
             + " (prometheus.WriteRequest): series " + k + ": " + e.getMessage());
       }
+      if (ws.isV2() && ws.samples() == 0 && ws.histograms() == 0) {
+        continue; // a 2.0 series carrying only metadata or exemplars (the batch's metadata holds it)
+      }
       MemSeries series = null;
       if (ws.hasKey() && ws.labelCount() <= l.maxLabelNamesPerSeries() && ws.maxNameLength() <= l.maxLabelNameLength()
           && ws.maxValueLength() <= l.maxLabelValueLength()) {

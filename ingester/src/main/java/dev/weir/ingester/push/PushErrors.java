@@ -1,7 +1,6 @@
 package dev.weir.ingester.push;
 
 import dev.weir.ingester.logging.RateLimitedLog;
-import dev.weir.storage.errors.ClientErrorException;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -17,6 +16,7 @@ public final class PushErrors {
   private @Nullable String first;
   private @Nullable String firstReason;
   private int count;
+  private long refused;
 
   public PushErrors(String tenant, IngesterMetrics metrics, RateLimitedLog log) {
     this.tenant = tenant;
@@ -26,6 +26,16 @@ public final class PushErrors {
 
   public void add(String reason, int samples, String message) {
     metrics.discarded(tenant, reason, samples);
+    refusedElsewhere(reason, samples, message);
+  }
+
+  /**
+   * An error whose {@code samples} were counted by reason where they were refused (an ingester
+   * behind this distributor): reported and included in {@link PartialWriteException#refused()},
+   * not counted again.
+   */
+  public void refusedElsewhere(String reason, long samples, String message) {
+    refused += samples;
     if (first == null) {
       first = message;
       firstReason = reason;
@@ -37,7 +47,10 @@ public final class PushErrors {
     return first != null;
   }
 
-  /** Throws the first error (with how many more there were), if any. */
+  /**
+   * Throws the first error (with how many more there were), if any, as a {@link
+   * PartialWriteException} with the refused sample count.
+   */
   public void throwIfAny() {
     if (first == null || firstReason == null) {
       return;
@@ -45,6 +58,6 @@ public final class PushErrors {
     String msg = count > 1 ? first + " (and " + (count - 1) + " more errors in this request)" : first;
     log.warn("msg=\"push rejected in part\" user=" + tenant + " reason=" + firstReason + " errors=" + count
         + " first=\"" + first.replace("\"", "'") + "\"");
-    throw new ClientErrorException(firstReason, msg);
+    throw new PartialWriteException(firstReason, msg, refused);
   }
 }

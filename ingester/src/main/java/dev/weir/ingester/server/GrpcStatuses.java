@@ -2,6 +2,8 @@ package dev.weir.ingester.server;
 
 import dev.weir.storage.errors.ClientErrorException;
 import dev.weir.storage.errors.ServerErrorException;
+import dev.weir.ingester.push.PartialWriteException;
+import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 
@@ -11,7 +13,22 @@ import io.grpc.StatusRuntimeException;
  * INTERNAL (500).
  */
 public final class GrpcStatuses {
+  /** Trailer of a partly refused Push: samples plus histogram samples refused ({@link PartialWriteException}). */
+  public static final Metadata.Key<String> REFUSED_SAMPLES =
+      Metadata.Key.of("weir-refused-samples", Metadata.ASCII_STRING_MARSHALLER);
+
   private GrpcStatuses() {}
+
+  /** The refused-sample count a partly refused Push carried, or -1 when it carried none. */
+  public static long refusedSamples(Throwable t) {
+    Metadata m = Status.trailersFromThrowable(t);
+    String v = m == null ? null : m.get(REFUSED_SAMPLES);
+    try {
+      return v == null ? -1 : Long.parseLong(v);
+    } catch (NumberFormatException e) {
+      return -1;
+    }
+  }
 
   public static StatusRuntimeException toStatus(Throwable t) {
     if (t instanceof StatusRuntimeException s) {
@@ -23,6 +40,11 @@ public final class GrpcStatuses {
         case 429 -> Status.RESOURCE_EXHAUSTED;
         default -> Status.INVALID_ARGUMENT;
       };
+      if (c instanceof PartialWriteException p) {
+        Metadata trailers = new Metadata();
+        trailers.put(REFUSED_SAMPLES, Long.toString(p.refused()));
+        return base.withDescription(c.getMessage()).asRuntimeException(trailers);
+      }
       return base.withDescription(c.getMessage()).asRuntimeException();
     }
     if (t instanceof ServerErrorException) {

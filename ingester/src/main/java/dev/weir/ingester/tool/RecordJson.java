@@ -11,7 +11,8 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Header;
 
 /**
- * One ingest record as a JSON line: offset, timestamp, tenant, record version, and each series'
+ * One ingest record as a JSON line: offset, timestamp, tenant, record format version ("1" also for
+ * a record without the version header; "2" records are decoded from remote write 2.0), and each series'
  * labels (in record order) with its samples as {@code [timestamp, value]} pairs (NaN and
  * infinities as strings); histogram, exemplar and metadata counts when there are any. A record
  * that does not decode (see {@link RecordFormat#decode}) becomes a line with its key, version and
@@ -33,7 +34,7 @@ final class RecordJson {
       nullable(w, version(r));
       return w.raw(",\"error\":").string(e.reason() + ": " + e.getMessage()).raw('}').toString();
     }
-    w.raw(",\"tenant\":").string(d.tenant()).raw(",\"version\":").string(RecordFormat.VERSION);
+    w.raw(",\"tenant\":").string(d.tenant()).raw(",\"version\":").string(Integer.toString(d.version()));
     w.raw(",\"series\":[");
     for (int i = 0; i < d.request().getTimeseriesCount(); i++) {
       series(w.raw(i == 0 ? "" : ","), d.request().getTimeseries(i));

@@ -194,6 +194,29 @@ class ToolKafkaIT {
   }
 
   @Test
+  void dumpShowsEachRecordsVersionAndDecodesVersionTwoAndHeaderlessRecords() throws Exception {
+    WriteRequest req = request("up", 1000, 1.5, -2);
+    try (Writer w = new Writer(KafkaConfig.defaults(broker.bootstrap(), topic, "unused").withProducerRecordVersion(2),
+        new WriterMetrics(new SimpleMeterRegistry()))) {
+      w.write("tenant-1", Map.of(0, req));
+    }
+    producer.send(new ProducerRecord<>(topic, 0, "tenant-2".getBytes(StandardCharsets.UTF_8), req.toByteArray()))
+        .get();
+    ToolRun r = tool("dump", "--topic", topic, "--partition", "0");
+    assertThat(r.code()).as(r.toString()).isZero();
+    List<JsonNode> lines = r.lines();
+    assertThat(lines).hasSize(2);
+    assertThat(lines).extracting(n -> n.get("version").asText()).containsExactly("2", "1");
+    assertThat(records(topic, 0).get(0).headers().lastHeader(RecordFormat.VERSION_HEADER).value())
+        .isEqualTo("2".getBytes(StandardCharsets.UTF_8));
+    String series = "[{\"labels\":{\"__name__\":\"up\",\"job\":\"job-0\"},\"samples\":[[1000,1.5],[16000,3]]},"
+        + "{\"labels\":{\"__name__\":\"up\",\"job\":\"job-1\"},\"samples\":[[1000,-2],[16000,-4]]}]";
+    assertThat(lines.get(0).get("series").toString()).isEqualTo(series);
+    assertThat(lines.get(1).get("series").toString()).isEqualTo(series);
+    assertThat(lines.get(1).get("tenant").asText()).isEqualTo("tenant-2");
+  }
+
+  @Test
   void dumpHonoursOffsetAndTimeBoundaries() throws Exception {
     for (int i = 0; i < 5; i++) {
       produce(topic, 1, T0 + i * 1000L, "t", request("m", i, i).toByteArray());
@@ -219,9 +242,10 @@ class ToolKafkaIT {
   void dumpReportsUndecodableRecordsAsErrorLinesAndGoesOn() throws Exception {
     produce(topic, 0, T0, "t", request("m", 1, 1).toByteArray());
     produce(topic, 0, T0, "t", new byte[] {(byte) 0xff, 0x01, 0x02});
-    ProducerRecord<byte[], byte[]> noVersion = new ProducerRecord<>(topic, 0, "t".getBytes(StandardCharsets.UTF_8),
-        request("m", 1, 1).toByteArray());
-    producer.send(noVersion).get();
+    ProducerRecord<byte[], byte[]> unknownVersion = new ProducerRecord<>(topic, 0,
+        "t".getBytes(StandardCharsets.UTF_8), request("m", 1, 1).toByteArray());
+    unknownVersion.headers().add(RecordFormat.VERSION_HEADER, "99".getBytes(StandardCharsets.UTF_8));
+    producer.send(unknownVersion).get();
     produce(topic, 0, T0, "t", request("m", 2, 2).toByteArray());
 
     ToolRun r = tool("dump", "--topic", topic, "--partition", "0");
@@ -232,7 +256,7 @@ class ToolKafkaIT {
     assertThat(lines.get(1).get("error").asText()).startsWith("undecodable_record: ");
     assertThat(lines.get(1).get("key").asText()).isEqualTo("t");
     assertThat(lines.get(2).get("error").asText()).startsWith("unknown_record_version: ");
-    assertThat(lines.get(2).get("version").isNull()).isTrue();
+    assertThat(lines.get(2).get("version").asText()).isEqualTo("99");
     assertThat(lines.get(3).get("series").get(0).get("samples").toString()).isEqualTo("[[2,2],[15002,4]]");
   }
 

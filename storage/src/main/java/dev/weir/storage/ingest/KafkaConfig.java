@@ -19,12 +19,14 @@ import java.time.Duration;
  * @param security SASL and TLS of every client
  * @param fetchConcurrency consumers fetching ahead in parallel while the reader is far behind; 0 or
  *     1 = the one consumer
+ * @param producerRecordVersion the record format the writer produces ({@link RecordFormat}); readers
+ *     accept every version
  */
 public record KafkaConfig(String address, String topic, String clientId, Duration dialTimeout, Duration writeTimeout,
     String consumerGroup, Duration commitInterval, String startPosition, long startTimestampMillis,
     Duration maxLagAtStartup, int maxRecordSizeBytes, boolean autoCreateTopic, int autoCreatePartitions,
     int ingestionConcurrency, int batchSize, long maxBufferedBytes, String deadLetterTopic, boolean preferOffsetFile,
-    KafkaSecurity security, int fetchConcurrency) {
+    KafkaSecurity security, int fetchConcurrency, int producerRecordVersion) {
 
   public static final java.util.List<String> START_POSITIONS = java.util.List.of("last-offset", "start", "end",
       "timestamp");
@@ -32,55 +34,70 @@ public record KafkaConfig(String address, String topic, String clientId, Duratio
   public static KafkaConfig defaults(String address, String topic, String group) {
     return new KafkaConfig(address, topic, "weir", Duration.ofSeconds(2), Duration.ofSeconds(10), group,
         Duration.ofSeconds(1), "last-offset", 0, Duration.ofSeconds(15), 15_983_616, true, 128, 8, 150,
-        100L << 20, "", false, KafkaSecurity.NONE, 0);
+        100L << 20, "", false, KafkaSecurity.NONE, 0, 1);
   }
 
   public KafkaConfig withConcurrency(int ingestion, int batch) {
     return new KafkaConfig(address, topic, clientId, dialTimeout, writeTimeout, consumerGroup, commitInterval,
         startPosition, startTimestampMillis, maxLagAtStartup, maxRecordSizeBytes, autoCreateTopic, autoCreatePartitions,
-        ingestion, batch, maxBufferedBytes, deadLetterTopic, preferOffsetFile, security, fetchConcurrency);
+        ingestion, batch, maxBufferedBytes, deadLetterTopic, preferOffsetFile, security, fetchConcurrency,
+        producerRecordVersion);
   }
 
   public KafkaConfig withStart(String position, long timestamp) {
     return new KafkaConfig(address, topic, clientId, dialTimeout, writeTimeout, consumerGroup, commitInterval,
         position, timestamp, maxLagAtStartup, maxRecordSizeBytes, autoCreateTopic, autoCreatePartitions,
-        ingestionConcurrency, batchSize, maxBufferedBytes, deadLetterTopic, preferOffsetFile, security, fetchConcurrency);
+        ingestionConcurrency, batchSize, maxBufferedBytes, deadLetterTopic, preferOffsetFile, security, fetchConcurrency,
+        producerRecordVersion);
   }
 
   public KafkaConfig withDeadLetterTopic(String t) {
     return new KafkaConfig(address, topic, clientId, dialTimeout, writeTimeout, consumerGroup, commitInterval,
         startPosition, startTimestampMillis, maxLagAtStartup, maxRecordSizeBytes, autoCreateTopic, autoCreatePartitions,
-        ingestionConcurrency, batchSize, maxBufferedBytes, t, preferOffsetFile, security, fetchConcurrency);
+        ingestionConcurrency, batchSize, maxBufferedBytes, t, preferOffsetFile, security, fetchConcurrency,
+        producerRecordVersion);
   }
 
   public KafkaConfig withMaxBufferedBytes(long b) {
     return new KafkaConfig(address, topic, clientId, dialTimeout, writeTimeout, consumerGroup, commitInterval,
         startPosition, startTimestampMillis, maxLagAtStartup, maxRecordSizeBytes, autoCreateTopic, autoCreatePartitions,
-        ingestionConcurrency, batchSize, b, deadLetterTopic, preferOffsetFile, security, fetchConcurrency);
+        ingestionConcurrency, batchSize, b, deadLetterTopic, preferOffsetFile, security, fetchConcurrency,
+        producerRecordVersion);
   }
 
   public KafkaConfig withMaxRecordSize(int bytes) {
     return new KafkaConfig(address, topic, clientId, dialTimeout, writeTimeout, consumerGroup, commitInterval,
         startPosition, startTimestampMillis, maxLagAtStartup, bytes, autoCreateTopic, autoCreatePartitions,
-        ingestionConcurrency, batchSize, maxBufferedBytes, deadLetterTopic, preferOffsetFile, security, fetchConcurrency);
+        ingestionConcurrency, batchSize, maxBufferedBytes, deadLetterTopic, preferOffsetFile, security, fetchConcurrency,
+        producerRecordVersion);
   }
 
   public KafkaConfig withPreferOffsetFile(boolean prefer) {
     return new KafkaConfig(address, topic, clientId, dialTimeout, writeTimeout, consumerGroup, commitInterval,
         startPosition, startTimestampMillis, maxLagAtStartup, maxRecordSizeBytes, autoCreateTopic, autoCreatePartitions,
-        ingestionConcurrency, batchSize, maxBufferedBytes, deadLetterTopic, prefer, security, fetchConcurrency);
+        ingestionConcurrency, batchSize, maxBufferedBytes, deadLetterTopic, prefer, security, fetchConcurrency,
+        producerRecordVersion);
   }
 
   public KafkaConfig withFetchConcurrency(int n) {
     return new KafkaConfig(address, topic, clientId, dialTimeout, writeTimeout, consumerGroup, commitInterval,
         startPosition, startTimestampMillis, maxLagAtStartup, maxRecordSizeBytes, autoCreateTopic, autoCreatePartitions,
-        ingestionConcurrency, batchSize, maxBufferedBytes, deadLetterTopic, preferOffsetFile, security, n);
+        ingestionConcurrency, batchSize, maxBufferedBytes, deadLetterTopic, preferOffsetFile, security, n,
+        producerRecordVersion);
   }
 
   public KafkaConfig withSecurity(KafkaSecurity sec) {
     return new KafkaConfig(address, topic, clientId, dialTimeout, writeTimeout, consumerGroup, commitInterval,
         startPosition, startTimestampMillis, maxLagAtStartup, maxRecordSizeBytes, autoCreateTopic, autoCreatePartitions,
-        ingestionConcurrency, batchSize, maxBufferedBytes, deadLetterTopic, preferOffsetFile, sec, fetchConcurrency);
+        ingestionConcurrency, batchSize, maxBufferedBytes, deadLetterTopic, preferOffsetFile, sec, fetchConcurrency,
+        producerRecordVersion);
+  }
+
+  public KafkaConfig withProducerRecordVersion(int version) {
+    return new KafkaConfig(address, topic, clientId, dialTimeout, writeTimeout, consumerGroup, commitInterval,
+        startPosition, startTimestampMillis, maxLagAtStartup, maxRecordSizeBytes, autoCreateTopic, autoCreatePartitions,
+        ingestionConcurrency, batchSize, maxBufferedBytes, deadLetterTopic, preferOffsetFile, security, fetchConcurrency,
+        version);
   }
 
   /** Bootstrap servers and security for a client configuration. */
@@ -94,6 +111,7 @@ public record KafkaConfig(String address, String topic, String clientId, Duratio
   public KafkaConfig withMaxLagAtStartup(Duration d) {
     return new KafkaConfig(address, topic, clientId, dialTimeout, writeTimeout, consumerGroup, commitInterval,
         startPosition, startTimestampMillis, d, maxRecordSizeBytes, autoCreateTopic, autoCreatePartitions,
-        ingestionConcurrency, batchSize, maxBufferedBytes, deadLetterTopic, preferOffsetFile, security, fetchConcurrency);
+        ingestionConcurrency, batchSize, maxBufferedBytes, deadLetterTopic, preferOffsetFile, security, fetchConcurrency,
+        producerRecordVersion);
   }
 }

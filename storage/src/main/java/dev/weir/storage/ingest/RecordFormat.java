@@ -5,6 +5,7 @@ import dev.weir.proto.prompb.TimeSeries;
 import dev.weir.proto.prompb.WriteRequest;
 import dev.weir.storage.errors.ClientErrorException;
 import dev.weir.storage.tenant.TenantIds;
+import dev.weir.storage.wire.InvalidSeriesException;
 import dev.weir.storage.wire.WireBatch;
 import dev.weir.storage.wire.WireFormatException;
 import dev.weir.storage.wire.WireSeries;
@@ -15,21 +16,49 @@ import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
 
 /**
- * The Kafka record format: key = tenant ID (UTF-8), value = a {@code prometheus.WriteRequest}
- * protobuf, header {@value #VERSION_HEADER} = {@value #VERSION}. A request too large for one
- * record is split between series; a single series larger than the limit is a client error.
- * Stateless.
+ * The Kafka record format: key = tenant ID (UTF-8), header {@value #VERSION_HEADER} = the format
+ * version, value by version:
+ *
+ * <ul>
+ *   <li>{@code 1}: a {@code prometheus.WriteRequest} (remote write 1.0) protobuf. A record without
+ *       the version header (written before the header existed) is read as version 1.
+ *   <li>{@code 2}: an {@code io.prometheus.write.v2.Request} (remote write 2.0) with its own
+ *       symbols table, so each record decodes alone; metadata travels per series
+ *       ({@link RecordV2Encoder}). Smaller, as repeated label strings are written once per record.
+ * </ul>
+ *
+ * <p>Readers accept every version; the writer produces the one {@code
+ * -ingest-storage.kafka.producer-record-version} names, so a rolling upgrade updates every reader
+ * before any writer produces a new version. A request too large for one record is split between
+ * series; a single series larger than the limit is a client error. Stateless.
  */
 public final class RecordFormat {
   public static final String VERSION_HEADER = "weir-version";
+  /** Version 1, {@code prometheus.WriteRequest}. */
   public static final String VERSION = "1";
+  /** Version 2, {@code io.prometheus.write.v2.Request} with a symbols table per record. */
+  public static final String VERSION_2 = "2";
   /** Protobuf overhead of one {@code timeseries} entry beyond its own bytes (tag + length). */
   private static final int ENTRY_OVERHEAD = 6;
 
   private RecordFormat() {}
 
-  /** A decoded record. */
-  public record Decoded(String tenant, WriteRequest request) {}
+  /** A decoded record, with the format version it was written in. */
+  public record Decoded(String tenant, WriteRequest request, int version) {}
+
+  /**
+   * The record values of a request in format {@code version}, each within {@code maxBytes}.
+   *
+   * @throws ClientErrorException when one series alone is larger than {@code maxBytes}
+   * @throws IllegalArgumentException for a version other than 1 and 2
+   */
+  public static List<byte[]> encode(WriteRequest request, int version, int maxBytes) {
+    return switch (version) {
+      case 1 -> split(request, maxBytes).stream().map(WriteRequest::toByteArray).toList();
+      case 2 -> RecordV2Encoder.encode(request, maxBytes);
+      default -> throw new IllegalArgumentException("unknown record version " + version);
+    };
+  }
 
   /**
    * Splits a request into requests whose serialized size stays within {@code maxBytes}. Metadata
@@ -71,11 +100,26 @@ public final class RecordFormat {
    *     {@code undecodable_record}
    */
   public static Decoded decode(byte[] key, byte[] value, Headers headers) {
-    String tenant = tenant(key, headers);
+    int version = version(headers);
+    String tenant = tenant(key);
+    byte[] v = value == null ? new byte[0] : value;
+    if (version == 2) {
+      return new Decoded(tenant, decodeV2(v, new WireSeries()).toWriteRequest(), 2);
+    }
     try {
-      return new Decoded(tenant, WriteRequest.parseFrom(value == null ? new byte[0] : value));
+      return new Decoded(tenant, WriteRequest.parseFrom(v), 1);
     } catch (InvalidProtocolBufferException e) {
       throw new ClientErrorException("undecodable_record", "record value is not a WriteRequest: " + e.getMessage());
+    }
+  }
+
+  private static WireBatch decodeV2(byte[] value, WireSeries cursor) {
+    try {
+      // The distributor checked every series before producing it: an invalid one is a broken record.
+      return WireBatch.parseV2(value, cursor, null);
+    } catch (WireFormatException | InvalidSeriesException e) {
+      throw new ClientErrorException("undecodable_record", "record value is not a remote write 2.0 Request: "
+          + e.getMessage());
     }
   }
 
@@ -89,7 +133,11 @@ public final class RecordFormat {
    *     {@code undecodable_record}
    */
   public static DecodedWire decodeWire(byte[] key, byte[] value, Headers headers, WireSeries cursor) {
-    String tenant = tenant(key, headers);
+    int version = version(headers);
+    String tenant = tenant(key);
+    if (version == 2) {
+      return new DecodedWire(tenant, decodeV2(value == null ? new byte[0] : value, cursor));
+    }
     try {
       return new DecodedWire(tenant, WireBatch.parse(value == null ? new byte[0] : value, cursor));
     } catch (WireFormatException e) {
@@ -97,13 +145,28 @@ public final class RecordFormat {
     }
   }
 
-  private static String tenant(byte[] key, Headers headers) {
+  /**
+   * The record's format version: 1 without the header (records from before it existed).
+   *
+   * @throws ClientErrorException with reason {@code unknown_record_version} for any other value
+   */
+  public static int version(Headers headers) {
     Header h = headers.lastHeader(VERSION_HEADER);
-    String version = h == null ? null : new String(h.value(), StandardCharsets.UTF_8);
-    if (!VERSION.equals(version)) {
-      throw new ClientErrorException("unknown_record_version", "record version " + (version == null ? "(missing)"
-          : "\"" + version + "\"") + " is not supported (expected " + VERSION + ")");
+    if (h == null) {
+      return 1;
     }
+    String version = h.value() == null ? "" : new String(h.value(), StandardCharsets.UTF_8);
+    if (version.equals(VERSION)) {
+      return 1;
+    }
+    if (version.equals(VERSION_2)) {
+      return 2;
+    }
+    throw new ClientErrorException("unknown_record_version", "record version \"" + version + "\" is not supported"
+        + " (this reader knows " + VERSION + " and " + VERSION_2 + "): upgrade the readers before the writers");
+  }
+
+  private static String tenant(byte[] key) {
     if (key == null || key.length == 0) {
       throw new ClientErrorException("undecodable_record", "record has no tenant key");
     }

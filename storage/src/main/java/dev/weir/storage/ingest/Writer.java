@@ -28,8 +28,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Produces write requests to the ingest topic: one record per (tenant, partition) part, split so
- * no record exceeds the size limit, with acks=all and idempotence. {@link #write} returns only
+ * Produces write requests to the ingest topic: one record per (tenant, partition) part in the
+ * configured {@link RecordFormat} version, split so no record exceeds the size limit, with acks=all and idempotence. {@link #write} returns only
  * when Kafka acknowledged every record; otherwise, at the latest when the write timeout passed
  * (the producer itself retries within it: broker not available, not leader), it throws
  * {@link ServerErrorException} — gRPC UNAVAILABLE / HTTP 503 — and the caller's client retries (an idempotent retry of what did land is harmless: an identical sample
@@ -43,10 +43,17 @@ public final class Writer implements AutoCloseable {
   private final KafkaConfig config;
   private final WriterMetrics metrics;
   private final KafkaProducer<byte[], byte[]> producer;
+  private final int version;
+  private final byte[] versionHeader;
 
   public Writer(KafkaConfig config, WriterMetrics metrics) {
     this.config = config;
     this.metrics = metrics;
+    this.version = config.producerRecordVersion();
+    if (version != 1 && version != 2) {
+      throw new IllegalArgumentException("unknown record version " + version);
+    }
+    this.versionHeader = Integer.toString(version).getBytes(StandardCharsets.UTF_8);
     Properties p = config.clientProperties();
     p.put(ProducerConfig.CLIENT_ID_CONFIG, config.clientId() + "-writer");
     p.put(ProducerConfig.ACKS_CONFIG, "all");
@@ -116,9 +123,9 @@ public final class Writer implements AutoCloseable {
     List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
     byte[] key = tenant.getBytes(StandardCharsets.UTF_8);
     for (Map.Entry<Integer, WriteRequest> e : byPartition.entrySet()) {
-      for (WriteRequest part : RecordFormat.split(e.getValue(), config.maxRecordSizeBytes())) {
-        ProducerRecord<byte[], byte[]> r = new ProducerRecord<>(config.topic(), e.getKey(), key, part.toByteArray());
-        r.headers().add(new RecordHeader(RecordFormat.VERSION_HEADER, RecordFormat.VERSION.getBytes(StandardCharsets.UTF_8)));
+      for (byte[] part : RecordFormat.encode(e.getValue(), version, config.maxRecordSizeBytes())) {
+        ProducerRecord<byte[], byte[]> r = new ProducerRecord<>(config.topic(), e.getKey(), key, part);
+        r.headers().add(new RecordHeader(RecordFormat.VERSION_HEADER, versionHeader));
         records.add(r);
       }
     }

@@ -32,6 +32,11 @@ public final class WireBatch {
   private long samples;
   private List<MetricMetadata> metadata = List.of();
   private boolean hashed = true;
+  /** Per series the request's symbols when it is a remote write 2.0 series; null while there is none. */
+  private @Nullable Symbols @Nullable [] symbolsOf;
+  private long floats;
+  private long histogramSamples;
+  private long exemplarCount;
   /** Per series {@link WireSeries#SAVED_INTS} label facts from {@link #parse}, or null (scanned batches). */
   private int @Nullable [] saved;
 
@@ -108,6 +113,93 @@ public final class WireBatch {
     return b;
   }
 
+  /** Receives the series of a remote write 2.0 request that are refused, with what they held. */
+  @FunctionalInterface
+  public interface Refused {
+    void series(int index, InvalidSeriesException problem, int samples, int histograms, int exemplars);
+  }
+
+  /**
+   * Reads an {@code io.prometheus.write.v2.Request}: the symbols table, then every series, checked
+   * and hashed with {@code cursor} like {@link #parse}. Labels stay positions of symbol bytes in
+   * {@code buf}. A series with an invalid reference or histogram ({@link InvalidSeriesException})
+   * goes to {@code refused} and is left out; with {@code refused} null it is thrown. Per-series
+   * metadata becomes one {@link MetricMetadata} per metric name (the first one wins).
+   *
+   * @throws WireFormatException when the bytes are not a well-formed Request
+   * @throws InvalidSeriesException when a series is invalid and {@code refused} is null
+   */
+  public static WireBatch parseV2(byte[] buf, WireSeries cursor, @Nullable Refused refused) {
+    Symbols syms = new Symbols(buf);
+    ProtoReader r = new ProtoReader().reset(buf, 0, buf.length);
+    int[] series = new int[32];
+    int n = 0;
+    while (r.more()) {
+      int tag = r.tag();
+      int field = tag >>> 3;
+      int wt = tag & 7;
+      if (wt == ProtoReader.LEN && field == 4) {
+        int s = r.lengthDelimited();
+        syms.add(s, r.pos - s);
+      } else if (wt == ProtoReader.LEN && field == 5) {
+        int s = r.lengthDelimited();
+        if (n + 2 > series.length) {
+          series = Arrays.copyOf(series, series.length * 2);
+        }
+        series[n++] = s;
+        series[n++] = r.pos - s;
+      } else {
+        r.skip(wt);
+      }
+    }
+    WireBatch b = new WireBatch(Math.max(16, n / 2));
+    java.util.Map<Integer, MetricMetadata> meta = null;
+    for (int i = 0; i < n; i += 2) {
+      try {
+        cursor.resetV2(buf, series[i], series[i + 1], syms);
+      } catch (InvalidSeriesException e) {
+        if (refused == null) {
+          throw e;
+        }
+        refused.series(i / 2, e, cursor.samples(), cursor.histograms(), cursor.exemplars());
+        continue;
+      }
+      b.add(buf, series[i], series[i + 1], cursor.labelsHash(), cursor.samples() + cursor.histograms());
+      b.save(cursor);
+      b.symbolsFor(b.size - 1)[b.size - 1] = syms;
+      b.floats += cursor.samples();
+      b.histogramSamples += cursor.histograms();
+      b.exemplarCount += cursor.exemplars();
+      if (cursor.hasMetadata() && cursor.nameRef() >= 0 && (cursor.metadataType() != 0 || cursor.helpRef() != 0
+          || cursor.unitRef() != 0)) {
+        if (meta == null) {
+          meta = new java.util.LinkedHashMap<>();
+        }
+        // One String per metric name and request, not per series.
+        if (!meta.containsKey(cursor.nameRef())) {
+          meta.put(cursor.nameRef(), MetricMetadata.newBuilder().setTypeValue(cursor.metadataType())
+              .setMetricFamilyName(syms.string(cursor.nameRef())).setHelp(syms.string(cursor.helpRef()))
+              .setUnit(syms.string(cursor.unitRef())).build());
+        }
+      }
+    }
+    if (meta != null) {
+      b.metadata = List.copyOf(meta.values());
+    }
+    return b;
+  }
+
+  private @Nullable Symbols[] symbolsFor(int i) {
+    @Nullable Symbols[] a = symbolsOf;
+    if (a == null) {
+      a = new Symbols[Math.max(i + 1, offs.length)];
+    } else if (a.length <= i) {
+      a = Arrays.copyOf(a, Math.max(i + 1, a.length * 2));
+    }
+    symbolsOf = a;
+    return a;
+  }
+
   /** Samples and histograms of a series, from its top-level fields only. */
   private static int countSamples(ProtoReader series) {
     int samples = 0;
@@ -127,6 +219,10 @@ public final class WireBatch {
     boolean keep = from.saved != null && (size == 0 || saved != null);
     hashed &= from.hashed;
     add(from.bufs[i], from.offs[i], from.lens[i], from.hashes[i], from.sampleCounts[i]);
+    @Nullable Symbols[] fromSymbols = from.symbolsOf;
+    if (fromSymbols != null && fromSymbols.length > i && fromSymbols[i] != null) {
+      symbolsFor(size - 1)[size - 1] = fromSymbols[i];
+    }
     if (keep) {
       int[] dst = savedFor(size - 1);
       System.arraycopy(from.saved, i * WireSeries.SAVED_INTS, dst, (size - 1) * WireSeries.SAVED_INTS,
@@ -192,6 +288,27 @@ public final class WireBatch {
     return metadata;
   }
 
+  /** Float samples of the series of a remote write 2.0 request read by {@link #parseV2}. */
+  public long floatSamples() {
+    return floats;
+  }
+
+  /** Histogram samples of the series {@link #parseV2} read. */
+  public long histogramSamples() {
+    return histogramSamples;
+  }
+
+  /** Exemplars of the series {@link #parseV2} read. */
+  public long exemplars() {
+    return exemplarCount;
+  }
+
+  /** Whether series {@code i} is a remote write 2.0 series. */
+  public boolean isV2(int i) {
+    @Nullable Symbols[] s = symbolsOf;
+    return s != null && s.length > i && s[i] != null;
+  }
+
   /** The hash of series {@code i}'s labels, equal to {@code Labels.hashCode()} of its sorted labels. */
   public int hash(int i) {
     if (!hashed) {
@@ -202,6 +319,10 @@ public final class WireBatch {
 
   /** Points {@code cursor} at series {@code i}. */
   public WireSeries read(int i, WireSeries cursor) {
+    @Nullable Symbols[] syms = symbolsOf;
+    if (syms != null && syms.length > i && syms[i] != null) {
+      return cursor.resetV2(bufs[i], offs[i], lens[i], syms[i]);
+    }
     int[] s = saved;
     if (s != null && hashed) {
       return cursor.resetKnownLabels(bufs[i], offs[i], lens[i], hashes[i], s, i * WireSeries.SAVED_INTS);
@@ -212,7 +333,13 @@ public final class WireBatch {
   /** The same content as protobuf objects (for paths that are not performance-critical). */
   public WriteRequest toWriteRequest() {
     WriteRequest.Builder b = WriteRequest.newBuilder();
+    WireSeries cursor = null;
     for (int i = 0; i < size; i++) {
+      if (isV2(i)) {
+        cursor = cursor == null ? new WireSeries() : cursor;
+        b.addTimeseries(V2Series.toTimeSeries(read(i, cursor), bufs[i], offs[i], lens[i]));
+        continue;
+      }
       try {
         b.addTimeseries(TimeSeries.parseFrom(java.nio.ByteBuffer.wrap(bufs[i], offs[i], lens[i])));
       } catch (InvalidProtocolBufferException e) {

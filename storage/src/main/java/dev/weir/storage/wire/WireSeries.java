@@ -59,6 +59,19 @@ public final class WireSeries {
   private boolean labelsRead;
   private int seriesOff;
   private int seriesLen;
+  /** The request's symbols for a remote write 2.0 series ({@link #resetV2}); null for 1.0. */
+  private @Nullable Symbols symbols;
+  private int[] refs = new int[32];
+  private int refCount;
+  private int exemplars;
+  private long createdTimestamp;
+  /** Symbol index of the {@code __name__} value, -1 when there is none (2.0 only). */
+  private int nameRef;
+  private boolean hasMetadata;
+  private int metadataType;
+  private int helpRef;
+  private int unitRef;
+  private @Nullable HistogramCheck histogramCheck;
 
   /** Ints {@link #saveLabels} writes per series. */
   public static final int SAVED_INTS = 6;
@@ -69,22 +82,7 @@ public final class WireSeries {
    * @throws WireFormatException when the bytes are not a well-formed TimeSeries
    */
   public WireSeries reset(byte[] b, int off, int len) {
-    buf = b;
-    seriesOff = off;
-    seriesLen = len;
-    labelsRead = true;
-    labels = 0;
-    samples = 0;
-    histograms = 0;
-    ascii = true;
-    sortedUnique = true;
-    hash = 1;
-    maxNameLength = 0;
-    maxValueLength = 0;
-    emptyValue = false;
-    labelsStart = -1;
-    labelsEnd = -1;
-    labelsContiguous = true;
+    clear(b, off, len, null);
     r.reset(b, off, len);
     while (r.more()) {
       int fieldStart = r.pos;
@@ -113,6 +111,204 @@ public final class WireSeries {
     return this;
   }
 
+  private void clear(byte[] b, int off, int len, @Nullable Symbols syms) {
+    buf = b;
+    seriesOff = off;
+    seriesLen = len;
+    symbols = syms;
+    labelsRead = true;
+    labels = 0;
+    samples = 0;
+    histograms = 0;
+    exemplars = 0;
+    createdTimestamp = 0;
+    nameRef = -1;
+    hasMetadata = false;
+    metadataType = 0;
+    helpRef = 0;
+    unitRef = 0;
+    ascii = true;
+    sortedUnique = true;
+    hash = 1;
+    maxNameLength = 0;
+    maxValueLength = 0;
+    emptyValue = false;
+    labelsStart = -1;
+    labelsEnd = -1;
+    labelsContiguous = true;
+  }
+
+  /**
+   * Reads a remote write 2.0 {@code io.prometheus.write.v2.TimeSeries} in {@code b[off, off+len)},
+   * whose label references point into {@code syms} (the same request's symbols, in the same
+   * buffer): the label positions are those of the symbols' bytes, so a known series is found by
+   * {@link #key()} without a String, as for 1.0. Histograms are checked ({@link HistogramCheck}),
+   * exemplars counted, metadata and the created timestamp kept.
+   *
+   * @throws WireFormatException when the bytes are not a well-formed TimeSeries
+   * @throws InvalidSeriesException when a reference is out of range, {@code labels_refs} has an
+   *     odd length, or a histogram is inconsistent
+   */
+  WireSeries resetV2(byte[] b, int off, int len, Symbols syms) {
+    clear(b, off, len, syms);
+    labelsContiguous = false; // no 1.0 label bytes to compare with a Labels' wire encoding
+    refCount = 0;
+    @Nullable InvalidSeriesException histogramProblem = null;
+    long badRef = -1;
+    r.reset(b, off, len);
+    while (r.more()) {
+      int tag = r.tag();
+      int field = tag >>> 3;
+      int wt = tag & 7;
+      if (field == 1 && wt == ProtoReader.LEN) {
+        int s = r.lengthDelimited();
+        sub.reset(b, s, r.pos - s);
+        while (sub.more()) {
+          addRef(sub.varint());
+        }
+      } else if (field == 1 && wt == ProtoReader.VARINT) {
+        addRef(r.varint());
+      } else if (field == 2 && wt == ProtoReader.LEN) {
+        int s = r.lengthDelimited();
+        sample(s, r.pos - s);
+      } else if (field == 3 && wt == ProtoReader.LEN) {
+        int s = r.lengthDelimited();
+        histograms++;
+        if (histogramProblem == null) {
+          HistogramCheck c = histogramCheck == null ? histogramCheck = new HistogramCheck() : histogramCheck;
+          histogramProblem = c.problem(b, s, r.pos - s);
+        }
+      } else if (field == 4 && wt == ProtoReader.LEN) {
+        int s = r.lengthDelimited();
+        exemplars++;
+        long bad = exemplarBadRef(s, r.pos - s, syms);
+        badRef = badRef < 0 ? bad : badRef;
+      } else if (field == 5 && wt == ProtoReader.LEN) {
+        int s = r.lengthDelimited();
+        long bad = metadata(s, r.pos - s, syms);
+        badRef = badRef < 0 ? bad : badRef;
+      } else if (field == 6 && wt == ProtoReader.VARINT) {
+        createdTimestamp = r.varint();
+      } else {
+        r.skip(wt);
+      }
+    }
+    if (refCount % 2 != 0) {
+      throw new InvalidSeriesException("invalid_labels_refs", "labels_refs has an odd length (" + refCount
+          + "): it must hold name and value pairs, series: " + describeV2());
+    }
+    for (int i = 0; i < refCount; i++) {
+      if (!syms.has(refs[i] & 0xffffffffL)) {
+        badRef = refs[i] & 0xffffffffL;
+        break;
+      }
+    }
+    if (badRef >= 0) {
+      throw new InvalidSeriesException("invalid_symbol_reference", "symbol reference " + badRef + " is out of"
+          + " range: the request has " + syms.size() + " symbols, series: " + describeV2());
+    }
+    for (int i = 0; i < refCount; i += 2) {
+      int n = refs[i];
+      int v = refs[i + 1];
+      addLabel(syms.off(n), syms.len(n), syms.off(v), syms.len(v));
+      if (nameRef < 0 && isMetricName(syms.off(n), syms.len(n))) {
+        nameRef = v;
+      }
+    }
+    if (histogramProblem != null) {
+      throw new InvalidSeriesException(histogramProblem.reason(), histogramProblem.getMessage() + ", series: "
+          + describeV2());
+    }
+    return this;
+  }
+
+  private static final byte[] METRIC_NAME = "__name__".getBytes(StandardCharsets.US_ASCII);
+
+  private boolean isMetricName(int off, int len) {
+    return Arrays.equals(buf, off, off + len, METRIC_NAME, 0, METRIC_NAME.length);
+  }
+
+  private void addRef(long ref) {
+    if (refCount == refs.length) {
+      refs = Arrays.copyOf(refs, refCount * 2);
+    }
+    // Out of range (also beyond 32 bits) is reported once the whole series is read.
+    refs[refCount++] = ref >>> 32 != 0 ? -1 : (int) ref;
+  }
+
+  /** The first out-of-range label reference of an exemplar, or -1. */
+  private long exemplarBadRef(int off, int len, Symbols syms) {
+    sub.reset(buf, off, len);
+    long bad = -1;
+    while (sub.more()) {
+      int tag = sub.tag();
+      int wt = tag & 7;
+      if ((tag >>> 3) == 1 && wt == ProtoReader.LEN) {
+        int s = sub.lengthDelimited();
+        int end = sub.pos;
+        sub.pos = s;
+        while (sub.pos < end) {
+          long ref = sub.varint();
+          bad = bad < 0 && !syms.has(ref) ? ref : bad;
+        }
+      } else if ((tag >>> 3) == 1 && wt == ProtoReader.VARINT) {
+        long ref = sub.varint();
+        bad = bad < 0 && !syms.has(ref) ? ref : bad;
+      } else {
+        sub.skip(wt);
+      }
+    }
+    return bad;
+  }
+
+  /** Reads a Metadata message; returns its first out-of-range reference, or -1. */
+  private long metadata(int off, int len, Symbols syms) {
+    sub.reset(buf, off, len);
+    hasMetadata = true;
+    while (sub.more()) {
+      int tag = sub.tag();
+      int wt = tag & 7;
+      int f = tag >>> 3;
+      if (f == 1 && wt == ProtoReader.VARINT) {
+        metadataType = (int) sub.varint();
+      } else if ((f == 3 || f == 4) && wt == ProtoReader.VARINT) {
+        long ref = sub.varint();
+        if (!syms.has(ref)) {
+          return ref;
+        }
+        if (f == 3) {
+          helpRef = (int) ref;
+        } else {
+          unitRef = (int) ref;
+        }
+      } else {
+        sub.skip(wt);
+      }
+    }
+    return -1;
+  }
+
+  /** The series' labels as far as the references resolve, for error messages. */
+  private String describeV2() {
+    Symbols syms = symbols;
+    StringBuilder sb = new StringBuilder("{");
+    for (int i = 0; i < refCount; i++) {
+      if (i % 2 == 1) {
+        sb.append('=');
+      } else if (i > 0) {
+        sb.append(", ");
+      }
+      long ref = refs[i] & 0xffffffffL;
+      if (syms != null && refs[i] != -1 && syms.has(ref)) {
+        String v = syms.string(refs[i]);
+        sb.append(i % 2 == 1 ? "\"" + v + "\"" : v);
+      } else {
+        sb.append("<ref ").append(refs[i] == -1 ? "beyond 2^32" : Long.toString(ref)).append(" out of range>");
+      }
+    }
+    return sb.append('}').toString();
+  }
+
   /**
    * Saves what was read about the labels (positions of their bytes, count, longest name and
    * value, flags) into {@code into[at, at + SAVED_INTS)}, for {@link #resetKnownLabels}.
@@ -138,6 +334,11 @@ public final class WireSeries {
     buf = b;
     seriesOff = off;
     seriesLen = len;
+    symbols = null;
+    exemplars = 0;
+    createdTimestamp = 0;
+    nameRef = -1;
+    hasMetadata = false;
     labelsRead = false;
     labelsStart = saved[at];
     labelsEnd = saved[at + 1];
@@ -195,6 +396,10 @@ public final class WireSeries {
         sub.skip(wt);
       }
     }
+    addLabel(nOff, nLen, vOff, vLen);
+  }
+
+  private void addLabel(int nOff, int nLen, int vOff, int vLen) {
     if (labels * 4 == labelPos.length) {
       labelPos = Arrays.copyOf(labelPos, labelPos.length * 2);
     }
@@ -282,6 +487,48 @@ public final class WireSeries {
 
   public int histograms() {
     return histograms;
+  }
+
+  /** Exemplars of a 2.0 series (1.0 series: 0, they are skipped unread). */
+  public int exemplars() {
+    return exemplars;
+  }
+
+  /** A 2.0 series' created timestamp in ms, 0 when not set (or a 1.0 series). */
+  public long createdTimestamp() {
+    return createdTimestamp;
+  }
+
+  /** Whether this is a remote write 2.0 series. */
+  public boolean isV2() {
+    return symbols != null;
+  }
+
+  /** Whether a 2.0 series carries metadata. */
+  boolean hasMetadata() {
+    return hasMetadata;
+  }
+
+  int metadataType() {
+    return metadataType;
+  }
+
+  int helpRef() {
+    return helpRef;
+  }
+
+  int unitRef() {
+    return unitRef;
+  }
+
+  /** The symbols of a 2.0 series. */
+  @Nullable Symbols symbols() {
+    return symbols;
+  }
+
+  /** Symbol index of the metric name of a 2.0 series, -1 when it has none. */
+  int nameRef() {
+    return nameRef;
   }
 
   /** Longest label name in bytes (characters when {@link #hasKey()}). */

@@ -4,7 +4,10 @@
  * and keeps where each series' bytes are; {@link dev.weir.storage.wire.WireSeries} walks one
  * series without building objects, hashes its label bytes the way
  * {@link dev.weir.storage.tsdb.labels.Labels#hashCode()} hashes strings, and finds the existing
- * series by that hash, so Strings are built only for new series.
+ * series by that hash, so Strings are built only for new series. Remote write 2.0 requests take
+ * the same path ({@link dev.weir.storage.wire.WireBatch#parseV2}): label positions point at the
+ * bytes of the request's symbols, and an invalid series is refused on its own
+ * ({@link dev.weir.storage.wire.InvalidSeriesException}).
  */
 @NullMarked
 package dev.weir.storage.wire;

@@ -1,0 +1,25 @@
+package dev.weir.ingester.push;
+
+import dev.weir.storage.errors.ClientErrorException;
+
+/**
+ * Part of a write was refused as client errors after the rest was stored: carries how many samples
+ * and histogram samples were refused ({@link #refused()}), so the remote write 2.0 response can say
+ * exactly how many were written, and the gRPC status carries it to a distributor in the trailer
+ * {@code weir-refused-samples}.
+ */
+public final class PartialWriteException extends ClientErrorException {
+  private static final long serialVersionUID = 1L;
+
+  private final long refused;
+
+  public PartialWriteException(String reason, String message, long refused) {
+    super(reason, message);
+    this.refused = refused;
+  }
+
+  /** Samples plus histogram samples refused, each counted once. */
+  public long refused() {
+    return refused;
+  }
+}

@@ -1,0 +1,165 @@
+package dev.weir.storage.wire;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Checks one native histogram message ({@code Histogram} of remote write 1.0 and 2.0, which share
+ * field numbers) for what makes it meaningless: spans whose lengths do not add up to the bucket
+ * counts, a span after the first with a negative offset, integer and float buckets mixed, and
+ * negative counts (a float count below zero, or integer deltas that take a bucket below zero).
+ * Stateless apart from the reusable cursor; not thread-safe.
+ */
+final class HistogramCheck {
+  static final String SPANS_REASON = "native_histogram_span_bucket_mismatch";
+  static final String NEGATIVE_REASON = "native_histogram_negative_count";
+
+  private static final int COUNT_FLOAT = 2;
+  private static final int ZERO_COUNT_FLOAT = 7;
+  private static final int NEGATIVE_SPANS = 8;
+  private static final int NEGATIVE_DELTAS = 9;
+  private static final int NEGATIVE_COUNTS = 10;
+  private static final int POSITIVE_SPANS = 11;
+  private static final int POSITIVE_DELTAS = 12;
+  private static final int POSITIVE_COUNTS = 13;
+
+  private final ProtoReader r = new ProtoReader();
+  private final ProtoReader sub = new ProtoReader();
+
+  /** The two sides of a histogram: buckets below and above the zero bucket. */
+  private static final class Side {
+    long spanBuckets;
+    long deltas;
+    long counts;
+    int spans;
+    long current;
+    boolean negative;
+    boolean badOffset;
+
+    void clear() {
+      spanBuckets = 0;
+      deltas = 0;
+      counts = 0;
+      spans = 0;
+      current = 0;
+      negative = false;
+      badOffset = false;
+    }
+  }
+
+  private final Side neg = new Side();
+  private final Side pos = new Side();
+
+  /**
+   * The problem with the histogram in {@code buf[off, off+len)} (reason and message, without the
+   * series), or null when it is consistent.
+   *
+   * @throws WireFormatException when the bytes are not a well-formed Histogram
+   */
+  @Nullable InvalidSeriesException problem(byte[] buf, int off, int len) {
+    neg.clear();
+    pos.clear();
+    boolean negativeTotal = false;
+    r.reset(buf, off, len);
+    while (r.more()) {
+      int tag = r.tag();
+      int f = tag >>> 3;
+      int wt = tag & 7;
+      if ((f == COUNT_FLOAT || f == ZERO_COUNT_FLOAT) && wt == ProtoReader.FIXED64) {
+        negativeTotal |= Double.longBitsToDouble(r.fixed64()) < 0;
+      } else if ((f == NEGATIVE_SPANS || f == POSITIVE_SPANS) && wt == ProtoReader.LEN) {
+        int s = r.lengthDelimited();
+        span(f == NEGATIVE_SPANS ? neg : pos, buf, s, r.pos - s);
+      } else if (f == NEGATIVE_DELTAS || f == POSITIVE_DELTAS) {
+        deltas(f == NEGATIVE_DELTAS ? neg : pos, wt);
+      } else if (f == NEGATIVE_COUNTS || f == POSITIVE_COUNTS) {
+        counts(f == NEGATIVE_COUNTS ? neg : pos, wt);
+      } else {
+        r.skip(wt);
+      }
+    }
+    for (Side side : new Side[] {neg, pos}) {
+      String name = side == neg ? "negative" : "positive";
+      if (side.deltas > 0 && side.counts > 0) {
+        return new InvalidSeriesException(SPANS_REASON, "native histogram has both integer " + name + "_deltas and"
+            + " float " + name + "_counts");
+      }
+      long buckets = side.deltas + side.counts;
+      if (buckets != side.spanBuckets) {
+        return new InvalidSeriesException(SPANS_REASON, "native histogram " + name + " spans describe "
+            + side.spanBuckets + " buckets but " + buckets + " bucket counts are given");
+      }
+      if (side.badOffset) {
+        return new InvalidSeriesException(SPANS_REASON, "native histogram has a " + name + " span after the first"
+            + " with a negative offset");
+      }
+      if (side.negative) {
+        return new InvalidSeriesException(NEGATIVE_REASON, "native histogram has a negative " + name
+            + " bucket count");
+      }
+    }
+    if (negativeTotal) {
+      return new InvalidSeriesException(NEGATIVE_REASON, "native histogram has a negative count or zero count");
+    }
+    return null;
+  }
+
+  private void span(Side side, byte[] buf, int off, int len) {
+    sub.reset(buf, off, len);
+    long offset = 0;
+    long length = 0;
+    while (sub.more()) {
+      int tag = sub.tag();
+      int wt = tag & 7;
+      if ((tag >>> 3) == 1 && wt == ProtoReader.VARINT) {
+        long z = sub.varint();
+        offset = (z >>> 1) ^ -(z & 1);
+      } else if ((tag >>> 3) == 2 && wt == ProtoReader.VARINT) {
+        length = sub.varint() & 0xffffffffL;
+      } else {
+        sub.skip(wt);
+      }
+    }
+    side.badOffset |= side.spans > 0 && offset < 0;
+    side.spans++;
+    side.spanBuckets += length;
+  }
+
+  private void deltas(Side side, int wt) {
+    if (wt == ProtoReader.VARINT) {
+      delta(side, r.varint());
+    } else if (wt == ProtoReader.LEN) {
+      int s = r.lengthDelimited();
+      sub.reset(r.buf, s, r.pos - s);
+      while (sub.more()) {
+        delta(side, sub.varint());
+      }
+    } else {
+      throw new WireFormatException("histogram deltas with wire type " + wt);
+    }
+  }
+
+  private static void delta(Side side, long zigzag) {
+    side.current += (zigzag >>> 1) ^ -(zigzag & 1);
+    side.negative |= side.current < 0;
+    side.deltas++;
+  }
+
+  private void counts(Side side, int wt) {
+    if (wt == ProtoReader.FIXED64) {
+      count(side, r.fixed64());
+    } else if (wt == ProtoReader.LEN) {
+      int s = r.lengthDelimited();
+      sub.reset(r.buf, s, r.pos - s);
+      while (sub.more()) {
+        count(side, sub.fixed64());
+      }
+    } else {
+      throw new WireFormatException("histogram counts with wire type " + wt);
+    }
+  }
+
+  private static void count(Side side, long bits) {
+    side.negative |= Double.longBitsToDouble(bits) < 0;
+    side.counts++;
+  }
+}
