@@ -1,5 +1,7 @@
 package dev.weir.ingester.api;
 
+import dev.weir.ingester.ingest.ReadLevel;
+import dev.weir.ingester.push.ProducedOffsets;
 import dev.weir.ingester.push.PushHandler;
 import dev.weir.ingester.server.HttpExchange;
 import dev.weir.ingester.server.HttpRouter;
@@ -8,6 +10,7 @@ import dev.weir.storage.errors.ClientErrorException;
 import dev.weir.storage.wire.WireBatch;
 import dev.weir.storage.wire.WireFormatException;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -16,7 +19,9 @@ import java.util.Set;
  * expects: 200 when stored; 400 with the reason for client errors (the valid series are still
  * stored); 429 for the tenant's rate limit; 413 for a body, a decompressed size, or a series or
  * sample count over the limits; 415 for an encoding or protocol version it does not speak; 5xx
- * for server errors, so the client retries.
+ * for server errors, so the client retries. In Kafka mode a 200 carries {@code
+ * X-Weir-Produced-Offsets: partition:offset,...}, the last record produced per partition, for
+ * read-your-writes queries ({@code X-Read-Consistency-Offsets}).
  *
  * <p>Thread-safe.
  */
@@ -49,8 +54,13 @@ public final class RemoteWriteApi {
     }
     WireBatch request = decode(ex.bodyBytes());
     limits.checkWriteRequest(request.size(), request.samples());
-    push.push(tenant, request);
-    ex.respond(200, "text/plain", new byte[0]);
+    Map<Integer, Long> produced = ProducedOffsets.capture(() -> push.push(tenant, request));
+    ex.respond(200, "text/plain", new byte[0], producedHeader(produced));
+  }
+
+  /** {@code X-Weir-Produced-Offsets} when the write went to Kafka, else no header. */
+  static Map<String, String> producedHeader(Map<Integer, Long> produced) {
+    return produced.isEmpty() ? Map.of() : Map.of(ReadLevel.PRODUCED_OFFSETS_HEADER, ReadLevel.formatOffsets(produced));
   }
 
   /** Snappy block format, then protobuf; sizes checked before allocating. */

@@ -43,6 +43,9 @@ public final class QuerySources implements Service {
   /** A gRPC endpoint serving the {@code weir.Ingester} query methods; {@code name} is for errors. */
   public record Source(String name, String address) {}
 
+  /** A partition and the owner a query would read it from, or why there is none. */
+  public record Owner(int partition, @Nullable Source source, @Nullable String problem) {}
+
   private final QuerierConfig config;
   private final boolean kafka;
   private final String zone;
@@ -154,6 +157,33 @@ public final class QuerySources implements Service {
       }
       out.add(ownerOf(p.getId(), pr, ir));
     }
+    return out;
+  }
+
+  /** Kafka mode. */
+  public boolean kafka() {
+    return kafka;
+  }
+
+  /**
+   * Every partition a query reads (ACTIVE or INACTIVE) with the owner it would read, or, instead
+   * of failing, why there is none (Kafka mode; for {@code /api/v1/user_lag}).
+   */
+  public List<Owner> partitionOwnersOrProblems() {
+    PartitionRing pr = partitions.get();
+    InstanceRing ir = instances.get();
+    List<Owner> out = new ArrayList<>();
+    for (PartitionDesc p : pr.partitions().values()) {
+      if (p.getState() != PartitionState.PARTITION_ACTIVE && p.getState() != PartitionState.PARTITION_INACTIVE) {
+        continue;
+      }
+      try {
+        out.add(new Owner(p.getId(), ownerOf(p.getId(), pr, ir), null));
+      } catch (ServerErrorException e) {
+        out.add(new Owner(p.getId(), null, e.getMessage()));
+      }
+    }
+    out.sort(Comparator.comparingInt(Owner::partition));
     return out;
   }
 

@@ -4,8 +4,10 @@ import com.google.common.util.concurrent.Futures;
 import com.google.common.util.concurrent.ListenableFuture;
 import com.google.common.util.concurrent.MoreExecutors;
 import com.google.common.util.concurrent.SettableFuture;
+import dev.weir.ingester.ingest.ReadLevel;
 import dev.weir.ingester.server.GrpcInterceptors;
 import dev.weir.proto.ingester.IngesterGrpc;
+import dev.weir.proto.ingester.PartitionLag;
 import dev.weir.proto.ingester.QueryRequest;
 import dev.weir.proto.ingester.QueryStreamResponse;
 import dev.weir.proto.prompb.TimeSeries;
@@ -24,8 +26,9 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Calls many sources at once and waits for all: each call carries the tenant
- * ({@code x-scope-orgid}), a strong read ({@code x-read-consistency: strong}) when asked and the
- * callee is an ingester, and the {@code querier.timeout} deadline. The first source to fail fails
+ * ({@code x-scope-orgid}), the read level ({@code x-read-consistency: strong},
+ * {@code x-read-consistency-offsets}) when asked and the callee is an ingester, and the
+ * {@code querier.timeout} deadline. The first source to fail fails
  * the whole query (no partial results) and the other calls are cancelled: a client error the source
  * reported keeps its status (400, 429), anything else is a server error (503); both name the
  * source. Thread-safe.
@@ -51,13 +54,19 @@ final class SourceCalls {
   }
 
   /** The results of every call, in call order. */
-  <Q, R> List<R> all(String method, String tenant, boolean strong, List<Call<Q>> calls, Invoker<Q, R> invoker) {
+  <Q, R> List<R> all(String method, String tenant, ReadLevel level, List<Call<Q>> calls, Invoker<Q, R> invoker) {
     List<ListenableFuture<R>> futures = new ArrayList<>(calls.size());
+    String offsets = level.offsetsHeader();
     for (Call<Q> c : calls) {
       Metadata md = new Metadata();
       md.put(GrpcInterceptors.ORG_ID, tenant);
-      if (strong && c.kind().equals("ingester")) {
-        md.put(GrpcInterceptors.READ_CONSISTENCY, "strong");
+      if (c.kind().equals("ingester")) {
+        if (level.strong()) {
+          md.put(GrpcInterceptors.READ_CONSISTENCY, "strong");
+        }
+        if (offsets != null) {
+          md.put(GrpcInterceptors.READ_CONSISTENCY_OFFSETS, offsets);
+        }
       }
       var channel = sources.channel(c.source().address());
       var attach = MetadataUtils.newAttachHeadersInterceptor(md);
@@ -130,12 +139,16 @@ final class SourceCalls {
     };
   }
 
+  /** One source's QueryStream answer: its series, and its partition's freshness (ingesters in Kafka mode). */
+  record Streamed(List<TimeSeries> series, List<PartitionLag> freshness) {}
+
   /** QueryStream's series, collected; the stream is cancelled once it alone passes a limit. */
-  static Invoker<QueryRequest, List<TimeSeries>> queryStream(QueryLimits limits) {
+  static Invoker<QueryRequest, Streamed> queryStream(QueryLimits limits) {
     return (stub, futureStub, request) -> {
-      SettableFuture<List<TimeSeries>> result = SettableFuture.create();
+      SettableFuture<Streamed> result = SettableFuture.create();
       stub.queryStream(request, new ClientResponseObserver<QueryRequest, QueryStreamResponse>() {
         private final List<TimeSeries> series = new ArrayList<>();
+        private final List<PartitionLag> freshness = new ArrayList<>();
         private long samples;
         private ClientCallStreamObserver<QueryRequest> call;
 
@@ -152,6 +165,7 @@ final class SourceCalls {
         @Override
         public void onNext(QueryStreamResponse value) {
           series.addAll(value.getTimeseriesList());
+          freshness.addAll(value.getFreshnessList());
           for (TimeSeries ts : value.getTimeseriesList()) {
             samples += ts.getSamplesCount();
           }
@@ -170,7 +184,7 @@ final class SourceCalls {
 
         @Override
         public void onCompleted() {
-          result.set(series);
+          result.set(new Streamed(series, freshness));
         }
       });
       return result;

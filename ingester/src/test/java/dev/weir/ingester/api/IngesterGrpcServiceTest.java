@@ -74,7 +74,7 @@ class IngesterGrpcServiceTest {
     String name = InProcessServerBuilder.generateName();
     server = InProcessServerBuilder.forName(name)
         .addService(GrpcServer.definition(new IngesterGrpcService(ingester, ingester,
-                dev.weir.ingester.ingest.ReadConsistency.IMMEDIATE, LIMITS),
+                dev.weir.ingester.ingest.ReadConsistency.IMMEDIATE, LIMITS, "ingester-0"),
             List.of(GrpcInterceptors.tenant(new Tenants(true, "anonymous")),
                 GrpcInterceptors.metrics(new RequestMetrics(registry)))))
         .build().start();

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.weir.ingester.api.ApiLimits;
 import dev.weir.ingester.api.IngesterGrpcService;
 import dev.weir.ingester.api.ReadSource;
+import dev.weir.ingester.ingest.ReadLevel;
 import dev.weir.ingester.push.Ingester;
 import dev.weir.ingester.push.IngesterConfig;
 import dev.weir.ingester.push.IngesterMetrics;
@@ -65,6 +66,7 @@ class QuerierTest {
   final AtomicLong clock = new AtomicLong(NOW);
   final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   final AtomicInteger strongReads = new AtomicInteger();
+  final List<ReadLevel> levels = new java.util.concurrent.CopyOnWriteArrayList<>();
   final String prefix = InProcessServerBuilder.generateName();
   final List<Server> servers = new ArrayList<>();
   Ingester ingester;
@@ -91,8 +93,12 @@ class QuerierTest {
     ingester.push(TENANT, WriteRequest.newBuilder()
         .addTimeseries(series("up", "api", NOW - 3 * MIN, 1, NOW - 2 * MIN, 1, NOW - MIN, 1))
         .addTimeseries(series("requests", "api", NOW - 2 * MIN, 20, NOW - MIN, 30)).build());
-    serve("ingester", GrpcServer.definition(new IngesterGrpcService(ingester, ingester, strongReads::incrementAndGet,
-        ApiLimits.DEFAULT), List.of(GrpcInterceptors.tenant(new Tenants(true, "anonymous")))));
+    serve("ingester", GrpcServer.definition(new IngesterGrpcService(ingester, ingester, level -> {
+      levels.add(level);
+      if (level.strong()) {
+        strongReads.incrementAndGet();
+      }
+    }, ApiLimits.DEFAULT, "ingester-0"), List.of(GrpcInterceptors.tenant(new Tenants(true, "anonymous")))));
     // Older data, overlapping the ingester at NOW - 3 min with the same value.
     sg1 = new FakeStoreGateway(List.of(series("up", "api", NOW - 5 * MIN, 1, NOW - 4 * MIN, 0, NOW - 3 * MIN, 1)));
     // Another series, and a conflicting value at a timestamp the ingester has (the ingester wins).
@@ -108,7 +114,7 @@ class QuerierTest {
 
   Querier querier(Duration timeout, Duration ingestersWithin, Duration storeAfter, QueryLimits limits) {
     QuerierConfig config = new QuerierConfig(List.of(prefix + "sg-1", prefix + "sg-2"), List.of(prefix + "ingester"),
-        storeAfter, ingestersWithin, timeout, limits.maxSamples());
+        storeAfter, ingestersWithin, timeout, limits.maxSamples(), Duration.ZERO, false);
     sources = new QuerySources(config, false, "", () -> new InstanceRing(RingDesc.getDefaultInstance(), NOW, 1),
         () -> new PartitionRing(PartitionRingDesc.getDefaultInstance()), () -> true,
         addr -> InProcessChannelBuilder.forName(addr).build());
@@ -208,6 +214,16 @@ class QuerierTest {
       assertThat(md.get(GrpcInterceptors.READ_CONSISTENCY)).isNull();
     }
     assertThat(sg1.headers).hasSize(3);
+  }
+
+  @Test
+  void readConsistencyOffsetsGoToIngestersOnly() {
+    Querier q = querier();
+    q.reader(TENANT, new ReadLevel(false, Map.of(3, 1042L, 5, 77L))).select(0, Long.MAX_VALUE, name("up"));
+    assertThat(levels).last().isEqualTo(new ReadLevel(false, Map.of(3, 1042L, 5, 77L)));
+    for (Metadata md : sg1.headers) {
+      assertThat(md.get(GrpcInterceptors.READ_CONSISTENCY_OFFSETS)).isNull();
+    }
   }
 
   @Test
