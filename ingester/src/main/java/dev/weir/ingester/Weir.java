@@ -25,6 +25,7 @@ import dev.weir.ingester.ingest.PartitionRingService;
 import dev.weir.ingester.ingest.PrepareDownscaleApi;
 import dev.weir.ingester.ingest.ReadConsistency;
 import dev.weir.ingester.ingest.ReadLevel;
+import dev.weir.ingester.ingest.UserLagMetrics;
 import dev.weir.ingester.lifecycle.Service;
 import dev.weir.ingester.lifecycle.ServiceManager;
 import dev.weir.ingester.push.Ingester;
@@ -287,6 +288,10 @@ public final class Weir {
           config.server().gracefulShutdownTimeout(), ring::activate);
       consistency.set(reader);
       list.add(reader);
+      if (ingest.userLagMetricsEnabled()) {
+        list.add(new UserLagMetrics(registry, ingester.tsdb(), reader::freshness, ingest.userLagMetricsMaxTenants(),
+            clock));
+      }
     }
 
     ServiceManager services = new ServiceManager(list);

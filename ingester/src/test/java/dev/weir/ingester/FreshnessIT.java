@@ -7,12 +7,17 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.weir.ingester.testing.KafkaCluster;
 import dev.weir.ingester.testing.WeirProcess;
+import dev.weir.proto.ingester.IngesterGrpc;
 import dev.weir.proto.prompb.Label;
 import dev.weir.proto.prompb.Sample;
 import dev.weir.proto.prompb.TimeSeries;
 import dev.weir.proto.prompb.WriteRequest;
 import dev.weir.ring.testing.EtcdServer;
 import dev.weir.storage.testing.KafkaBroker;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.netty.NettyChannelBuilder;
+import io.grpc.stub.MetadataUtils;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -27,6 +32,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.common.quota.ClientQuotaAlteration;
 import org.apache.kafka.common.quota.ClientQuotaEntity;
@@ -39,11 +45,13 @@ import org.xerial.snappy.Snappy;
  * and a querier on a real broker and etcd.
  *
  * <ul>
- *   <li>Read-your-writes: a write's {@code X-Weir-Produced-Offsets}, sent back as
- *       {@code X-Read-Consistency-Offsets}, returns the written samples; bad values are 400s.
+ *   <li>Read-your-writes: a write's {@code X-Weir-Produced-Offsets} (HTTP header, or gRPC
+ *       response header of Push), sent back as {@code X-Read-Consistency-Offsets}, returns the
+ *       written samples; bad values are 400s.
  *   <li>A lagging partition: the broker throttles partition 1's reader to 1 byte/s (a Kafka client
  *       quota on its client ID) while writes continue. {@code /api/v1/user_lag} shows it behind,
- *       the querier's answers carry a warning naming it, ingester 1 (run with
+ *       and so does ingester 1's per-tenant gauge; the querier's answers carry a warning naming
+ *       it, ingester 1 (run with
  *       {@code --querier.fail-on-high-partition-lag}) refuses its own queries with 503; once the
  *       quota is lifted (and the throttled ingester restarted) the lag returns to 0 and every
  *       acknowledged sample is read.
@@ -70,7 +78,7 @@ class FreshnessIT {
       all.add(WeirProcess.launch(dir.resolve("ingester-1"), c.args("--target=ingester",
           "--ingester.id=ingester-zone-a-1", "--auth.multitenancy-enabled=false",
           "--ingest-storage.kafka.client-id=" + laggingClient, "--querier.max-partition-lag=2s",
-          "--querier.fail-on-high-partition-lag=true")));
+          "--querier.fail-on-high-partition-lag=true", "--ingester.user-lag-metrics-enabled=true")));
       for (WeirProcess w : all) {
         w.awaitReady(Duration.ofSeconds(90));
       }
@@ -100,6 +108,25 @@ class FreshnessIT {
       assertThat(consumedUpTo).as("consumed up to a moment ago").isBetween(System.currentTimeMillis() - 30_000,
           System.currentTimeMillis());
 
+      // The same over gRPC: the distributor's Push answers with the offsets in its response headers.
+      ManagedChannel ch = NettyChannelBuilder.forTarget(distributor.grpcTarget()).usePlaintext().build();
+      try {
+        AtomicReference<Metadata> headers = new AtomicReference<>();
+        AtomicReference<Metadata> trailers = new AtomicReference<>();
+        IngesterGrpc.newBlockingStub(ch).withInterceptors(MetadataUtils.newCaptureMetadataInterceptor(headers,
+            trailers)).push(WriteRequest.newBuilder().addTimeseries(TimeSeries.newBuilder()
+                .addLabels(Label.newBuilder().setName("__name__").setValue("fresh_grpc"))
+                .addSamples(Sample.newBuilder().setTimestamp(t0).setValue(7))).build());
+        String grpcProduced = headers.get().get(Metadata.Key.of("x-weir-produced-offsets",
+            Metadata.ASCII_STRING_MARSHALLER));
+        assertThat(grpcProduced).matches("\\d+:\\d+");
+        HttpResponse<String> grpcRead = get(querier, "/api/v1/export?match[]=fresh_grpc",
+            "X-Read-Consistency-Offsets", grpcProduced);
+        assertThat(exported(grpcRead.body())).containsExactly(Map.entry("@" + t0, 7.0));
+      } finally {
+        ch.shutdownNow();
+      }
+
       HttpResponse<String> bad = get(querier, "/api/v1/series?match[]=" + METRIC, "X-Read-Consistency-Offsets",
           "1:abc");
       assertThat(bad.statusCode()).isEqualTo(400);
@@ -125,6 +152,8 @@ class FreshnessIT {
         JsonNode p0 = partition(userLag(querier), 0);
         assertThat(p0.get("records_behind").asLong()).as("%s", p0).isZero();
       });
+      await().atMost(30, TimeUnit.SECONDS).until(() -> all.get(1)
+          .metric("weir_ingester_user_lag_seconds{partition=\"1\",user=\"anonymous\"}") > 2);
       JsonNode own = JSON.readTree(get(all.get(1), "/api/v1/user_lag").body()).get("data").get("partitions");
       assertThat(own).hasSize(1);
       assertThat(own.get(0).get("records_behind").asLong()).isPositive();
@@ -240,7 +269,8 @@ class FreshnessIT {
         continue;
       }
       JsonNode n = JSON.readTree(line);
-      String series = n.get("metric").get("series").asText();
+      JsonNode seriesLabel = n.get("metric").get("series");
+      String series = seriesLabel == null ? "" : seriesLabel.asText();
       for (int i = 0; i < n.get("timestamps").size(); i++) {
         out.put(series + "@" + n.get("timestamps").get(i).asLong(), n.get("values").get(i).asDouble());
       }

@@ -6,7 +6,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.weir.ingester.api.ApiLimits;
 import dev.weir.ingester.api.IngesterGrpcService;
 import dev.weir.ingester.api.ReadSource;
+import dev.weir.ingester.ingest.ReadConsistency;
 import dev.weir.ingester.ingest.ReadLevel;
+import dev.weir.storage.ingest.PartitionFreshness;
 import dev.weir.ingester.push.Ingester;
 import dev.weir.ingester.push.IngesterConfig;
 import dev.weir.ingester.push.IngesterMetrics;
@@ -67,6 +69,7 @@ class QuerierTest {
   final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   final AtomicInteger strongReads = new AtomicInteger();
   final List<ReadLevel> levels = new java.util.concurrent.CopyOnWriteArrayList<>();
+  volatile List<PartitionFreshness> freshness = List.of();
   final String prefix = InProcessServerBuilder.generateName();
   final List<Server> servers = new ArrayList<>();
   Ingester ingester;
@@ -93,12 +96,22 @@ class QuerierTest {
     ingester.push(TENANT, WriteRequest.newBuilder()
         .addTimeseries(series("up", "api", NOW - 3 * MIN, 1, NOW - 2 * MIN, 1, NOW - MIN, 1))
         .addTimeseries(series("requests", "api", NOW - 2 * MIN, 20, NOW - MIN, 30)).build());
-    serve("ingester", GrpcServer.definition(new IngesterGrpcService(ingester, ingester, level -> {
-      levels.add(level);
-      if (level.strong()) {
-        strongReads.incrementAndGet();
+    ReadConsistency consistency = new ReadConsistency() {
+      @Override
+      public void await(ReadLevel level) {
+        levels.add(level);
+        if (level.strong()) {
+          strongReads.incrementAndGet();
+        }
       }
-    }, ApiLimits.DEFAULT, "ingester-0"), List.of(GrpcInterceptors.tenant(new Tenants(true, "anonymous")))));
+
+      @Override
+      public List<PartitionFreshness> freshness() {
+        return freshness;
+      }
+    };
+    serve("ingester", GrpcServer.definition(new IngesterGrpcService(ingester, ingester, consistency,
+        ApiLimits.DEFAULT, "ingester-0"), List.of(GrpcInterceptors.tenant(new Tenants(true, "anonymous")))));
     // Older data, overlapping the ingester at NOW - 3 min with the same value.
     sg1 = new FakeStoreGateway(List.of(series("up", "api", NOW - 5 * MIN, 1, NOW - 4 * MIN, 0, NOW - 3 * MIN, 1)));
     // Another series, and a conflicting value at a timestamp the ingester has (the ingester wins).
@@ -214,6 +227,19 @@ class QuerierTest {
       assertThat(md.get(GrpcInterceptors.READ_CONSISTENCY)).isNull();
     }
     assertThat(sg1.headers).hasSize(3);
+  }
+
+  @Test
+  void everyCallBringsBackTheIngestersFreshnessEvenWithoutSeries() {
+    freshness = List.of(new PartitionFreshness(3, 90, 100, 10, NOW - 7_000, true));
+    ReadSource.Reader r = querier().reader(TENANT, false);
+    assertThat(r.freshness()).isEmpty();
+    assertThat(r.select(0, Long.MAX_VALUE, name("nothing_matches"))).isEmpty();
+    assertThat(r.freshness()).containsExactly(freshness.get(0));
+    freshness = List.of(new PartitionFreshness(3, 95, 100, 5, NOW - 3_000, false));
+    r.labelNames(0, Long.MAX_VALUE, List.of());
+    assertThat(r.freshness()).as("the least consumed answer, and not ready if any said so")
+        .containsExactly(new PartitionFreshness(3, 90, 100, 10, NOW - 7_000, false));
   }
 
   @Test
