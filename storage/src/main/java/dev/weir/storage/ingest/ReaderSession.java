@@ -172,7 +172,7 @@ final class ReaderSession {
     TopicPartition tp = parts.tp();
     long sentAt = parts.clock().getAsLong();
     long e = parts.retry().call("reading the end offset", () -> consumer.endOffsets(List.of(tp)).get(tp));
-    state.endProbe(e, sentAt);
+    state.endOffsetRead(e, sentAt);
     return e;
   }
 

@@ -61,8 +61,21 @@ final class ReaderState {
    * acknowledged before that time lies below it. Called by the reader thread only.
    */
   void endProbe(long endOffset, long sentAtMillis) {
-    endProbeOffset = endOffset;
     endOffsetSeen = Math.max(endOffsetSeen, endOffset);
+    probed(endOffset, sentAtMillis);
+  }
+
+  /**
+   * The end offset read by the reader itself (catch-up rounds, an out-of-range reset): it replaces
+   * the one seen before, which a truncated or re-created partition may have lowered.
+   */
+  void endOffsetRead(long endOffset, long sentAtMillis) {
+    endOffsetSeen = endOffset;
+    probed(endOffset, sentAtMillis);
+  }
+
+  private void probed(long endOffset, long sentAtMillis) {
+    endProbeOffset = endOffset;
     probeSentAt = sentAtMillis;
     cover();
   }

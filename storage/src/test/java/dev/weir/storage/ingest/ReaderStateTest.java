@@ -53,6 +53,17 @@ class ReaderStateTest {
   }
 
   @Test
+  void anEndOffsetReadByTheReaderReplacesAHigherOneSeenBefore() {
+    state.applied(10, 1_000);
+    state.endProbe(50, 2_000);
+    state.endOffsetRead(10, 3_000);
+    PartitionFreshness f = state.freshness();
+    assertThat(f.endOffset()).as("a truncated or re-created partition").isEqualTo(10);
+    assertThat(f.recordsBehind()).isZero();
+    assertThat(f.consumedUpToMillis()).isEqualTo(3_000);
+  }
+
+  @Test
   void notReadyWhileCatchingUp() {
     state.applied(1, 1);
     assertThat(state.freshness().ready()).isFalse();
