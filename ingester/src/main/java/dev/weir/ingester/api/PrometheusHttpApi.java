@@ -79,7 +79,8 @@ public final class PrometheusHttpApi {
     }
   }
 
-  private static void respondError(HttpExchange ex, int status, String type, @Nullable String message) {
+  /** A Prometheus API error: {@code {"status":"error","errorType":type,"error":message}}. */
+  static void respondError(HttpExchange ex, int status, String type, @Nullable String message) {
     StringBuilder sb = new StringBuilder();
     new JsonWriter(sb).raw("{\"status\":\"error\",\"errorType\":").string(type)
         .raw(",\"error\":").string(String.valueOf(message)).raw('}');

@@ -75,23 +75,17 @@ public final class UserLag {
     try {
       tenant = tenants.resolve(ex.header(Tenants.HEADER));
     } catch (ClientErrorException e) {
-      respondError(ex, e.httpStatus(), e.httpStatus() == 400 ? "bad_data" : "client_error", e.getMessage());
+      PrometheusHttpApi.respondError(ex, e.httpStatus(), e.httpStatus() == 400 ? "bad_data" : "client_error", e.getMessage());
       return;
     }
     List<Row> rows;
     try {
       rows = source.rows(tenant);
     } catch (ServerErrorException e) {
-      respondError(ex, 503, "unavailable", e.getMessage());
+      PrometheusHttpApi.respondError(ex, 503, "unavailable", e.getMessage());
       return;
     }
     ex.respond(200, "application/json", json(tenant, rows, clock.getAsLong()).getBytes(StandardCharsets.UTF_8));
-  }
-
-  private static void respondError(HttpExchange ex, int status, String type, @Nullable String message) {
-    JsonWriter w = new JsonWriter(new StringBuilder()).raw("{\"status\":\"error\",\"errorType\":").string(type)
-        .raw(",\"error\":").string(String.valueOf(message)).raw('}');
-    ex.respond(status, "application/json", w.toString().getBytes(StandardCharsets.UTF_8));
   }
 
   /** The response body. */

@@ -148,14 +148,12 @@ public final class QuerySources implements Service {
   }
 
   private List<Source> partitionOwners() {
-    PartitionRing pr = partitions.get();
-    InstanceRing ir = instances.get();
     List<Source> out = new ArrayList<>();
-    for (PartitionDesc p : pr.partitions().values()) {
-      if (p.getState() != PartitionState.PARTITION_ACTIVE && p.getState() != PartitionState.PARTITION_INACTIVE) {
-        continue;
+    for (Owner o : partitionOwnersOrProblems()) {
+      if (o.source() == null) {
+        throw new ServerErrorException(String.valueOf(o.problem()));
       }
-      out.add(ownerOf(p.getId(), pr, ir));
+      out.add(o.source());
     }
     return out;
   }
