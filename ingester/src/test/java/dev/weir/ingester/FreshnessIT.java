@@ -89,8 +89,7 @@ class FreshnessIT {
           "--auth.multitenancy-enabled=false", "--querier.max-partition-lag=2s"));
       all.add(querier);
       for (WeirProcess w : List.of(distributor, querier)) {
-        await().atMost(30, TimeUnit.SECONDS).until(() -> w.get("/ingester/partition-ring")
-            .split("<td>ACTIVE</td>", -1).length - 1 == 2);
+        KafkaCluster.awaitActivePartitions(w, 2);
       }
       Map<String, Double> written = new TreeMap<>();
 
