@@ -251,7 +251,7 @@ class HelmChartTest {
   }
 
   @Test
-  void aQuerierReadsEveryPartitionByDefaultAndTheConfiguredStoreGateways() {
+  void aQuerierReadsEveryPartitionByDefaultAndTheConfiguredStoreGatewaysInsteadOfTheRing() {
     List<Deployment> queriers = ofType(objects(null), Deployment.class).stream()
         .filter(d -> "querier".equals(d.getMetadata().getLabels().get("app.kubernetes.io/component"))).toList();
     assertThat(queriers).hasSize(1);
@@ -260,6 +260,9 @@ class HelmChartTest {
     String withStores = template(null, Map.of("querier.storeGatewayAddresses[0]", "sg-0:9095",
         "querier.storeGatewayAddresses[1]", "sg-1:9095"));
     assertThat(withStores).contains("- --querier.store-gateway-addresses=sg-0:9095,sg-1:9095");
+    // Addresses replace the store-gateway ring: the chart's own store-gateways then come first.
+    assertThat(template(null, Map.of("storeGateway.enabled", true, "querier.storeGatewayAddresses[0]", "sg-0:9095")))
+        .containsPattern("- --querier.store-gateway-addresses=weir-store-gateway\\.[a-z-]+\\.svc:9095,sg-0:9095");
     String off = template(null, Map.of("querier.enabled", false));
     assertThat(off).doesNotContain("app.kubernetes.io/component: querier");
   }
@@ -300,8 +303,9 @@ class HelmChartTest {
         .equals("grpc"));
     assertThat(container(sg).getPorts()).anyMatch(p -> p.getName().equals("grpc") && p.getContainerPort() == 9095);
     PodSpec querier = component(objects, Deployment.class, "querier").getSpec().getTemplate().getSpec();
-    assertThat(container(querier).getArgs())
-        .contains("--querier.store-gateway-addresses=weir-store-gateway.metrics.svc:9095");
+    assertThat(container(querier).getArgs()).as("the querier finds the store-gateways in their ring")
+        .noneMatch(a -> a.startsWith("--querier.store-gateway-addresses"));
+    assertThat(container(sg).getArgs()).contains("--ingester.id=$(POD_NAME)", "--ingester.ring.instance-addr=$(POD_IP)");
 
     Deployment compactor = component(objects, Deployment.class, "compactor");
     assertThat(compactor.getSpec().getReplicas()).isOne();
@@ -359,6 +363,7 @@ class HelmChartTest {
     wrong.put("distributor.replica", 3);
     wrong.put("querier.storeGatewayAddresses[0]", "sg-0");
     wrong.put("runtimeOverrides.tenant-a.ingestion_rat", 5);
+    wrong.put("runtimeOverrides.tenant-a.ingestion_partitions_tenant_shard_size", -1);
     wrong.put("blocksStorage.backend", "gcs");
     wrong.put("blocksStorage.s3.endpoint", "https://minio:9000");
     wrong.put("blocksStorage.s3.bucketLookupType", "dns");
@@ -454,7 +459,13 @@ class HelmChartTest {
       if (c.getName().equals("store-gateway")) {
         assertThat(parsed.bucketStore().syncDir()).isEqualTo(Path.of("/data/tsdb-sync"));
       }
-      Overrides.load(runtime, Limits.DEFAULT);
+      Overrides overrides = Overrides.load(runtime, Limits.DEFAULT);
+      if (!values.isEmpty()) {
+        assertThat(overrides.apply("tenant-a").ingestionPartitionsTenantShardSize()).isEqualTo(3);
+      }
+      if (c.getName().equals("distributor")) {
+        assertThat(parsed.distributor().global()).as("distributors share the rate limit by default").isTrue();
+      }
     }
   }
 

@@ -5,6 +5,7 @@ import dev.weir.ingester.blockbuilder.BlockBuilderService;
 import dev.weir.ingester.api.JsonImport;
 import dev.weir.ingester.api.MetadataApi;
 import dev.weir.ingester.api.RemoteReadApi;
+import dev.weir.ingester.api.OtlpApi;
 import dev.weir.ingester.api.RemoteWriteApi;
 import dev.weir.ingester.api.PrometheusHttpApi;
 import dev.weir.ingester.api.QueryFreshness;
@@ -30,6 +31,9 @@ import dev.weir.ingester.lifecycle.Service;
 import dev.weir.ingester.lifecycle.ServiceManager;
 import dev.weir.ingester.push.Ingester;
 import dev.weir.ingester.push.IngesterMetrics;
+import dev.weir.ingester.push.IngestionRateStrategy;
+import dev.weir.ingester.push.Limits;
+import dev.weir.ingester.push.SeriesLimit;
 import dev.weir.ingester.push.PushHandler;
 import dev.weir.ingester.push.RateLimitedPush;
 import dev.weir.ingester.push.RuntimeConfig;
@@ -39,6 +43,7 @@ import dev.weir.ingester.querier.QueryLimits;
 import dev.weir.ingester.querier.QuerySources;
 import dev.weir.ingester.ring.InstanceRingService;
 import dev.weir.ingester.ring.KvService;
+import dev.weir.ingester.ring.RingConfig;
 import dev.weir.ingester.ring.RingPages;
 import dev.weir.ingester.shipper.ShipperService;
 import dev.weir.ingester.server.GrpcInterceptors;
@@ -58,6 +63,7 @@ import dev.weir.storage.ingest.ReaderMetrics;
 import dev.weir.storage.ingest.WriterMetrics;
 import dev.weir.storage.tsdb.Tsdb;
 import dev.weir.storage.tsdb.TsdbMetrics;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
@@ -144,7 +150,7 @@ public final class Weir {
       return createBlockBuilder(config, flags, registry, gc);
     }
     if (target.equals("store-gateway")) {
-      return createStoreGateway(config, flags, registry, gc);
+      return createStoreGateway(config, flags, registry, gc, clock);
     }
     if (target.equals("compactor")) {
       return createCompactor(config, flags, registry, gc, clock);
@@ -180,14 +186,13 @@ public final class Weir {
     ShipperService shipper = null;
     if (runsIngester) {
       Tsdb tsdb = new Tsdb(config.storage(), new TsdbMetrics(registry), clock, tenant -> () -> {
-        int globalLimit = limits.apply(tenant).maxGlobalSeriesPerUser();
-        if (!kafka || globalLimit == 0) {
-          return globalLimit;
+        Limits l = limits.apply(tenant);
+        if (!kafka || l.maxGlobalSeriesPerUser() == 0) {
+          return l.maxGlobalSeriesPerUser();
         }
-        // Mimir's rule in ingest-storage mode: the global limit is shared by the ACTIVE partitions.
+        // Mimir's rule in ingest-storage mode: the global limit is shared by the tenant's partitions.
         InstanceRingService r = ringRef.get();
-        int active = r == null ? 1 : Math.max(1, r.partitionRing().activePartitions().size());
-        return Math.max(1, globalLimit / active);
+        return SeriesLimit.perPartition(l, r == null ? null : r.partitionRing());
       });
       ingester = new Ingester(config.ingester(), tsdb, limits, ingesterMetrics, clock);
       list.add(ingester);
@@ -226,9 +231,14 @@ public final class Weir {
     } else {
       push = ingester;
     }
+    AtomicReference<InstanceRingService> distributorRingRef = new AtomicReference<>();
     if (runsDistributor) {
       // Rate limits apply where writes enter the system (Mimir's distributors), not again behind them.
-      push = new RateLimitedPush(push, limits, ingesterMetrics, System::nanoTime);
+      IngestionRateStrategy strategy = IngestionRateStrategy.local();
+      if (config.distributor().global()) {
+        strategy = IngestionRateStrategy.global(() -> distributorRingRef.get().instanceRing().healthyActiveInstances());
+      }
+      push = new RateLimitedPush(push, limits, ingesterMetrics, System::nanoTime, strategy);
     }
 
     AtomicReference<ReadConsistency> consistency = new AtomicReference<>(ReadConsistency.IMMEDIATE);
@@ -251,6 +261,17 @@ public final class Weir {
     InstanceRingService ring = new InstanceRingService(config.ring(), kv, id, grpc::port, ringMetrics, clock,
         runsIngester, !kafka);
     ringRef.set(ring);
+    InstanceRingService distributorRing = null;
+    if (runsDistributor && config.distributor().global()) {
+      distributorRing = InstanceRingService.distributors(config.distributor().ring(config.ring()), kv, id, grpc::port,
+          ringMetrics, clock);
+      distributorRingRef.set(distributorRing);
+      Gauge.builder("weir.distributor.ring.healthy.instances", distributorRing,
+              r -> r.instanceRing().healthyActiveInstances())
+          .description("Healthy ACTIVE distributors in the distributor ring as this one sees them: with the global"
+              + " rate-limit strategy each tenant's ingestion_rate is divided by this (0: not known, the whole limit).")
+          .register(registry);
+    }
 
     HttpRouter router = new HttpRouter();
     if (ingester != null) {
@@ -259,10 +280,11 @@ public final class Weir {
       new PrometheusHttpApi(local, config.tenants(), fresh).register(router);
       new RemoteReadApi(local, config.tenants(), config.api(), fresh).register(router);
       new UserLag(UserLag.local(ingester, current, id), config.tenants(), clock).register(router);
-      new MetadataApi(ingester, config.tenants()).register(router);
+      new MetadataApi(ingester::metadata, config.tenants()).register(router);
     }
     new JsonImport(push, config.tenants()).register(router);
     new RemoteWriteApi(push, config.tenants(), config.api()).register(router);
+    new OtlpApi(push, config.tenants(), config.api(), config.otlp(), ingesterMetrics).register(router);
     ReaderMetrics readerMetrics = null;
     RingPages.PartitionLag lag = RingPages.PartitionLag.UNKNOWN;
     if (kafka && ingester != null) {
@@ -272,6 +294,9 @@ public final class Weir {
       readerMetrics = own;
     }
     RingPages.register(router, ring::instanceRing, ring::partitionRing, ring::kvConnected, lag);
+    if (distributorRing != null) {
+      RingPages.registerDistributors(router, distributorRing::instanceRing, distributorRing::kvConnected);
+    }
     if (partitionRing != null && ingester != null) {
       new PrepareDownscaleApi(partitionRing, config.querier().queryIngestersWithin(),
           DownscaleReadiness.storageOf(shipper, ingester.tsdb(), new BlockBuilderBacklog(config.ingest().kafka(),
@@ -280,6 +305,9 @@ public final class Weir {
     HttpServer http = new HttpServer(config.server(), router, requestMetrics);
     list.add(http);
     list.add(ring);
+    if (distributorRing != null) {
+      list.add(distributorRing);
+    }
 
     if (readerMetrics != null && ingester != null) {
       IngestStorageConfig ingest = config.ingest();
@@ -325,17 +353,27 @@ public final class Weir {
 
   /**
    * The store-gateway target: the bucket store, and the Ingester gRPC service over it (Push
-   * refused) with the HTTP operations endpoints. No ring: queriers list store-gateways by address.
+   * refused) with the HTTP operations endpoints. It joins the store-gateway ring (in the KV store
+   * of {@code ingester.ring.*}) as JOINING and turns ACTIVE after its first bucket sync; queriers
+   * without {@code --querier.store-gateway-addresses} find it there.
    */
   private static Weir createStoreGateway(WeirConfig config, FlagSet flags, PrometheusMeterRegistry registry,
-      JvmGcMetrics gc) {
+      JvmGcMetrics gc, LongSupplier clock) {
     RequestMetrics requestMetrics = new RequestMetrics(registry);
-    StoreGatewayService gateway = new StoreGatewayService(config.bucketStore(), config.bucket(), registry);
+    KvService kv = new KvService(config.ring().kv(), new KvMetrics(registry));
+    AtomicReference<InstanceRingService> ringRef = new AtomicReference<>();
+    StoreGatewayService gateway = new StoreGatewayService(config.bucketStore(), config.bucket(), registry,
+        () -> ringRef.get().activate());
     GrpcServer grpc = new GrpcServer(config.server(), List.of(new StoreGatewayGrpcService(gateway::store)),
         List.of(GrpcInterceptors.tenant(config.tenants()), GrpcInterceptors.metrics(requestMetrics)), requestMetrics);
+    InstanceRingService ring = new InstanceRingService(RingConfig.STORE_GATEWAY_RING_KEY, config.ring(), kv,
+        config.ingester().id(), grpc::port, new RingMetrics(registry), clock, true, false);
+    ringRef.set(ring);
     HttpRouter router = new HttpRouter();
+    RingPages.registerStoreGatewayRing(router, ring::instanceRing, ring::kvConnected);
     HttpServer http = new HttpServer(config.server(), router, requestMetrics);
-    ServiceManager services = new ServiceManager(List.of(gateway, grpc, http));
+    // The ring last among the servers: stopped first, the instance leaves the ring before it stops serving.
+    ServiceManager services = new ServiceManager(List.of(kv, gateway, grpc, ring, http));
     OpsEndpoints.register(router, registry, services, flags, Version.VERSION);
     return new Weir(registry, services, null, grpc, http, gc, List.of());
   }
@@ -359,17 +397,21 @@ public final class Weir {
 
   /**
    * The querier target: the read endpoints over a {@link Querier} (ingesters from the ring or the
-   * flags, store-gateways from the flags), the ring pages as this querier sees them, and the
+   * flags, store-gateways from the flags or else their ring), the ring pages as this querier sees them, and the
    * operations endpoints. No gRPC server: nothing calls a querier over gRPC.
    */
   private static Weir createQuerier(WeirConfig config, FlagSet flags, PrometheusMeterRegistry registry,
       JvmGcMetrics gc, LongSupplier clock) {
     RequestMetrics requestMetrics = new RequestMetrics(registry);
     KvService kv = new KvService(config.ring().kv(), new KvMetrics(registry));
+    RingMetrics ringMetrics = new RingMetrics(registry);
     InstanceRingService ring = new InstanceRingService(config.ring(), kv, config.ingester().id(), () -> 0,
-        new RingMetrics(registry), clock, false, false);
+        ringMetrics, clock, false, false);
+    InstanceRingService storeGateways = new InstanceRingService(RingConfig.STORE_GATEWAY_RING_KEY, config.ring(),
+        kv, config.ingester().id(), () -> 0, ringMetrics, clock, false, false);
     QuerySources sources = new QuerySources(config.querier(), config.ingest().enabled(), config.ring().zone(),
-        ring::instanceRing, ring::partitionRing, ring::kvConnected, QuerySources::plaintextChannel);
+        ring::instanceRing, ring::partitionRing, storeGateways::instanceRing,
+        () -> ring.kvConnected() && storeGateways.kvConnected(), QuerySources::plaintextChannel);
     Querier querier = new Querier(config.querier(), sources, new QueryLimits(config.api().maxFetchedSeriesPerQuery(),
         config.querier().maxFetchedSamplesPerQuery()), new QuerierMetrics(registry), clock);
     HttpRouter router = new HttpRouter();
@@ -377,9 +419,11 @@ public final class Weir {
     new PrometheusHttpApi(querier, config.tenants(), fresh).register(router);
     new RemoteReadApi(querier, config.tenants(), config.api(), fresh).register(router);
     new UserLag(querier::userLag, config.tenants(), clock).register(router);
+    new MetadataApi(querier::metadata, config.tenants()).register(router);
     RingPages.register(router, ring::instanceRing, ring::partitionRing, ring::kvConnected);
+    RingPages.registerStoreGatewayRing(router, storeGateways::instanceRing, storeGateways::kvConnected);
     HttpServer http = new HttpServer(config.server(), router, requestMetrics);
-    ServiceManager services = new ServiceManager(List.of(kv, ring, sources, http));
+    ServiceManager services = new ServiceManager(List.of(kv, ring, storeGateways, sources, http));
     OpsEndpoints.register(router, registry, services, flags, Version.VERSION);
     return new Weir(registry, services, null, null, http, gc, List.of());
   }

@@ -127,7 +127,8 @@ class HostileInputIT {
 
   static void assertNothingOutsideOrNamedHostile(Path data, Path absolute, boolean tmpXExistedBefore) throws IOException {
     List<Path> outside = new ArrayList<>(List.of(absolute, data.resolveSibling("wal"),
-        data.resolve("wal/victim"), data.resolve("tsdb/victim"), data.resolve("wal/a"), data.resolve("tsdb/a")));
+        data.resolve("wal/victim"), data.resolve("tsdb/victim"), data.resolve("wal/a"), data.resolve("tsdb/a"),
+        data.resolve("weir-wal")));
     if (!tmpXExistedBefore) {
       outside.add(Path.of("/tmp/x"));
     }

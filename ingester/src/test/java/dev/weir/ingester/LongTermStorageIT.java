@@ -3,10 +3,12 @@ package dev.weir.ingester;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.weir.ingester.testing.AckLedger;
 import dev.weir.ingester.testing.ExportClient;
 import dev.weir.ingester.testing.KafkaCluster;
 import dev.weir.ingester.testing.LedgerWriter;
+import dev.weir.ingester.testing.PrometheusProcess;
 import dev.weir.ingester.testing.WeirProcess;
 import dev.weir.proto.prompb.Label;
 import dev.weir.proto.prompb.Sample;
@@ -15,7 +17,9 @@ import dev.weir.proto.prompb.WriteRequest;
 import dev.weir.ring.testing.EtcdServer;
 import dev.weir.storage.bucket.FilesystemBucket;
 import dev.weir.storage.testing.KafkaBroker;
+import dev.weir.storage.testing.Promtool;
 import dev.weir.storage.tsdb.block.BlockWriter;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -37,11 +41,13 @@ import org.junit.jupiter.api.io.TempDir;
  * The whole read path over long-term storage, with real processes: a distributor writes samples
  * hours old into a 2-partition topic; ingester-zone-a-0 and -1 consume it; a block-builder builds
  * the first five hours into a filesystem bucket (then stops, so the rest lives in the ingesters'
- * heads only); a store-gateway serves the bucket; a querier reads the ingesters (partition ring in
- * etcd) for the last 4 hours and the store-gateway for everything. The querier returns every
- * acknowledged sample exactly once. Then the ingesters lose their data (stopped, data dirs
- * deleted, restarted at their committed offsets), and the querier returns exactly the samples of
- * the records the block-builder committed, each once.
+ * heads only); two store-gateways serve the bucket and join the store-gateway ring; a querier
+ * reads the ingesters (partition ring in etcd) for the last 4 hours and, found through their ring,
+ * the store-gateways for everything. The querier returns every acknowledged sample exactly once,
+ * and Prometheus reading it answers PromQL as Prometheus over its own TSDB of the acked samples.
+ * Then the store-gateway the querier asked is killed, the ingesters lose their data (stopped, data
+ * dirs deleted, restarted at their committed offsets), and the querier returns exactly the samples
+ * of the records the block-builder committed, each once, from the other store-gateway.
  */
 class LongTermStorageIT {
   static final long HOUR = 3_600_000L;
@@ -88,19 +94,36 @@ class LongTermStorageIT {
       builder.terminate(Duration.ofSeconds(30));
       assertThat(writer.write(headWrites)).as("%s", ledger).isEqualTo(headWrites);
 
-      WeirProcess storeGateway = startStoreGateway(all, bucket);
-      WeirProcess querier = start(all, "querier", c.args("--target=querier",
-          "--querier.store-gateway-addresses=" + storeGateway.grpcTarget(), "--querier.query-store-after=0s",
-          "--querier.query-ingesters-within=4h"));
+      List<WeirProcess> storeGateways = new ArrayList<>();
+      for (int i = 0; i < 2; i++) {
+        storeGateways.add(startStoreGateway(all, c, bucket, i));
+      }
+      // No --querier.store-gateway-addresses: the querier finds the store-gateways in their ring.
+      // Prometheus 2.42 sends no tenant header on remote read: this querier serves one tenant without it.
+      WeirProcess querier = start(all, "querier", c.args("--target=querier", "--querier.query-store-after=0s",
+          "--querier.query-ingesters-within=4h", "--auth.multitenancy-enabled=false", "--auth.no-auth-tenant=" + TENANT));
       awaitActivePartitions(querier);
+      await().atMost(60, TimeUnit.SECONDS).until(() -> querier.get("/store-gateway/ring")
+          .split("<td>ACTIVE</td>", -1).length - 1 == 2);
       ExportClient export = new ExportClient(querier.httpUrl());
       await().atMost(60, TimeUnit.SECONDS).until(() -> ledger.check(export).missing().isEmpty());
       AckLedger.Report report = ledger.check(export);
       assertThat(report.ok()).as("%s", report).isTrue();
       assertThat(report.foundSamples()).isEqualTo((long) (blockWrites + headWrites) * SERIES);
-      assertThat(storeGateway.metric("weir_bucket_store_bucket_read_bytes_total{file=\"chunks\"}")).isPositive();
       assertThat(querier.metric("weir_querier_merged_duplicate_samples_total"))
           .as("the hour both kinds answer for holds samples of blocks and heads").isPositive();
+      WeirProcess asked = null;
+      for (WeirProcess sg : storeGateways) {
+        if (sg.metric("weir_bucket_store_bucket_read_bytes_total{file=\"chunks\"}") > 0) {
+          asked = sg;
+        }
+      }
+      assertThat(asked).as("one store-gateway from the ring served the blocks").isNotNull();
+
+      assertPromqlLikePrometheusOverItsOwnTsdb(ledger, querier, t0, now - 60_000);
+
+      // The store-gateway the querier asks dies: the other replica answers, nothing is missing.
+      asked.kill();
 
       for (int i = 0; i < 2; i++) {
         ingesters.get(i).terminate(Duration.ofSeconds(60));
@@ -113,6 +136,8 @@ class LongTermStorageIT {
       assertThat(committed).hasSize(SERIES);
       assertThat(committed.values().stream().mapToInt(List::size).sum()).isEqualTo(blockWrites * SERIES);
       assertThat(flatten(export.export(TENANT, METRIC))).isEqualTo(committed);
+      assertThat(querier.metric("weir_querier_source_failovers_total{kind=\"store-gateway\"}"))
+          .as("the query moved from the killed store-gateway to the other").isPositive();
       Map<String, Integer> census = BlockBuilderIT.census(new FilesystemBucket(bucket));
       assertThat(census).hasSize(blockWrites * SERIES).allSatisfy((sample, times) -> assertThat(times).isOne());
     } finally {
@@ -138,15 +163,82 @@ class LongTermStorageIT {
     return p;
   }
 
-  /** A store-gateway on the bucket, once it serves every block the bucket holds. */
-  WeirProcess startStoreGateway(List<WeirProcess> all, Path bucket) throws Exception {
+  /** Store-gateway {@code i} on the bucket, in the cluster's ring, once it serves every block the bucket holds. */
+  WeirProcess startStoreGateway(List<WeirProcess> all, KafkaCluster c, Path bucket, int i) throws Exception {
     int blocks = new FilesystemBucket(bucket).list().size();
     assertThat(blocks).as("the block-builder wrote blocks").isGreaterThan(1);
-    WeirProcess sg = start(all, "store-gateway", "--target=store-gateway", "--blocks-storage.filesystem.dir=" + bucket,
-        "--blocks-storage.bucket-store.sync-dir=" + dir.resolve("sync"),
-        "--blocks-storage.bucket-store.sync-interval=1s");
+    WeirProcess sg = start(all, "store-gateway-" + i, c.args("--target=store-gateway",
+        "--ingester.id=store-gateway-" + i, "--blocks-storage.filesystem.dir=" + bucket,
+        "--blocks-storage.bucket-store.sync-dir=" + dir.resolve("sync-" + i),
+        "--blocks-storage.bucket-store.sync-interval=1s"));
     assertThat(sg.metric("weir_bucket_store_blocks_loaded")).isEqualTo(blocks);
     return sg;
+  }
+
+  /**
+   * Prometheus 2.42 reading the querier by remote read answers PromQL exactly as Prometheus over
+   * its own TSDB holding the acknowledged samples (backfilled with {@code promtool tsdb
+   * create-blocks-from openmetrics}), over a range that spans the bucket's blocks and the heads.
+   */
+  void assertPromqlLikePrometheusOverItsOwnTsdb(AckLedger ledger, WeirProcess querier, long from, long to)
+      throws Exception {
+    StringBuilder om = new StringBuilder("# TYPE " + METRIC + " gauge\n");
+    List<Long> acked = ledger.acked();
+    for (int s = 0; s < SERIES; s++) {
+      for (long k : acked) {
+        long t = ledger.t0 + k * ledger.stepMs;
+        om.append(METRIC).append("{series=\"").append(String.format("%04d", s)).append("\"} ").append(k)
+            .append(' ').append(t / 1000).append('\n');
+      }
+    }
+    Path omFile = dir.resolve("acked.om");
+    Files.writeString(omFile, om.append("# EOF\n"));
+    Path own = dir.resolve("prom-own");
+    Promtool.run(dir, Promtool.PROMTOOL, "tsdb", "create-blocks-from", "openmetrics", omFile.toString(),
+        own.resolve("data").toString());
+    String viaQuerier = "global:\n  scrape_interval: 1m\nremote_read:\n  - url: " + querier.httpUrl()
+        + "/api/v1/read\n    read_recent: true\n";
+    List<String> queries = List.of(METRIC, "sum(" + METRIC + ")", "rate(" + METRIC + "[5m])",
+        "count_over_time(" + METRIC + "[10m])", "max by (series) (" + METRIC + "{series=~\"000.\"})",
+        "changes(" + METRIC + "[30m])");
+    try (PrometheusProcess a = PrometheusProcess.start(own, PrometheusProcess.reservePort(),
+            "global:\n  scrape_interval: 1m\n");
+        PrometheusProcess b = PrometheusProcess.start(dir.resolve("prom-querier"), PrometheusProcess.reservePort(),
+            viaQuerier)) {
+      for (String q : queries) {
+        JsonNode theirs = a.queryRange(q, from, to, Duration.ofMinutes(1)).get("data");
+        JsonNode response = b.queryRange(q, from, to, Duration.ofMinutes(1));
+        JsonNode mine = response.get("data");
+        assertThat(response.path("warnings").size()).as("%s: warnings %s; log:\n%s", q, response.path("warnings"),
+            b.log()).isZero();
+        assertThat(theirs.get("result").size()).as("%s has data in Prometheus' own TSDB", q).isPositive();
+        assertThat(firstDifference(theirs.get("result"), mine.get("result"))).as(q).isNull();
+        assertThat(mine).as(q).isEqualTo(theirs);
+      }
+    }
+  }
+
+  /** Where two range-query results first differ (series, then point), or null when they are equal. */
+  static String firstDifference(JsonNode want, JsonNode got) {
+    if (want.size() != got.size()) {
+      return want.size() + " series expected, " + got.size() + " found";
+    }
+    for (int i = 0; i < want.size(); i++) {
+      JsonNode w = want.get(i);
+      JsonNode g = got.get(i);
+      if (!w.get("metric").equals(g.get("metric"))) {
+        return "series " + i + ": " + w.get("metric") + " expected, " + g.get("metric") + " found";
+      }
+      JsonNode wv = w.get("values");
+      JsonNode gv = g.get("values");
+      for (int j = 0; j < Math.max(wv.size(), gv.size()); j++) {
+        if (j >= wv.size() || j >= gv.size() || !wv.get(j).equals(gv.get(j))) {
+          return w.get("metric") + " point " + j + ": " + (j < wv.size() ? wv.get(j) : "none") + " expected, "
+              + (j < gv.size() ? gv.get(j) : "none") + " found (" + wv.size() + " vs " + gv.size() + " points)";
+        }
+      }
+    }
+    return null;
   }
 
   static void awaitActivePartitions(WeirProcess p) {

@@ -10,6 +10,7 @@ import dev.weir.ingester.testing.KafkaCluster;
 import dev.weir.ingester.testing.RemoteClient;
 import dev.weir.ingester.testing.WeirProcess;
 import dev.weir.proto.prompb.Label;
+import dev.weir.proto.prompb.MetricMetadata;
 import dev.weir.proto.prompb.Sample;
 import dev.weir.proto.prompb.TimeSeries;
 import dev.weir.proto.prompb.WriteRequest;
@@ -75,6 +76,13 @@ class QuerierKafkaIT {
       Map<String, List<Double>> exported = new TreeMap<>();
       new ExportClient(querier.httpUrl()).export(null, "kq_metric").forEach((k, s) -> exported.put(k, s.values()));
       assertThat(exported).isEqualTo(written);
+      // Metadata travels with one record of each request: the querier gathers it from every owner.
+      JsonNode metadata = JSON.readTree(querier.get("/api/v1/metadata")).get("data");
+      assertThat(metadata.get("kq_metric").get(0).get("help").asText()).isEqualTo("A test gauge.");
+      assertThat(metadata.get("kq_other").get(0).get("type").asText()).isEqualTo("counter");
+      int known = JSON.readTree(all.get(0).get("/api/v1/metadata")).get("data").size()
+          + JSON.readTree(all.get(1).get("/api/v1/metadata")).get("data").size();
+      assertThat(known).as("the owners together know both families").isGreaterThanOrEqualTo(2);
       int perIngester0 = new ExportClient(all.get(0).httpUrl()).export(null, "kq_metric").size();
       int perIngester1 = new ExportClient(all.get(1).httpUrl()).export(null, "kq_metric").size();
       assertThat(perIngester0).as("both partitions hold series").isPositive().isLessThan(SERIES);
@@ -117,7 +125,13 @@ class QuerierKafkaIT {
       req.addTimeseries(ts);
       written.put("{__name__=\"kq_metric\",series=\"" + String.format("%04d", s) + "\"}", values);
     }
+    req.addMetadata(MetricMetadata.newBuilder().setMetricFamilyName("kq_metric")
+        .setType(MetricMetadata.MetricType.GAUGE).setHelp("A test gauge."));
     new RemoteClient(distributor.httpUrl()).write(req.build());
+    new RemoteClient(distributor.httpUrl()).write(WriteRequest.newBuilder().addTimeseries(TimeSeries.newBuilder()
+        .addLabels(Label.newBuilder().setName("__name__").setValue("kq_other"))
+        .addSamples(Sample.newBuilder().setTimestamp(t0).setValue(1))).addMetadata(MetricMetadata.newBuilder()
+        .setMetricFamilyName("kq_other").setType(MetricMetadata.MetricType.COUNTER).setHelp("Other.")).build());
     return written;
   }
 }

@@ -75,6 +75,17 @@ public final class InstanceRing {
     return now - d.getHeartbeatTimestamp();
   }
 
+  /** How many instances are ACTIVE with a heartbeat within the timeout (e.g. distributors sharing a limit). */
+  public int healthyActiveInstances() {
+    int n = 0;
+    for (InstanceDesc d : instances) {
+      if (d.getState() == InstanceState.ACTIVE && healthy(d)) {
+        n++;
+      }
+    }
+    return n;
+  }
+
   /** Fraction of the token space the instance's tokens own among all registered instances. */
   public double ownership(String id) {
     return ownership.getOrDefault(id, 0.0);

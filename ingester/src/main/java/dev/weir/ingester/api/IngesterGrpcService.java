@@ -9,6 +9,8 @@ import dev.weir.ingester.server.GrpcInterceptors;
 import dev.weir.ingester.server.GrpcStatuses;
 import dev.weir.proto.ingester.UserLagRequest;
 import dev.weir.proto.ingester.UserLagResponse;
+import dev.weir.proto.ingester.MetricsMetadataRequest;
+import dev.weir.proto.ingester.MetricsMetadataResponse;
 import dev.weir.proto.ingester.WriteResponse;
 import dev.weir.proto.prompb.TimeSeries;
 import dev.weir.proto.prompb.WriteRequest;
@@ -67,6 +69,23 @@ public final class IngesterGrpcService extends QueryingIngesterService {
             .asRuntimeException();
       }
       out.onNext(UserLag.local(i, consistency, instanceId, GrpcInterceptors.TENANT.get()));
+      out.onCompleted();
+    } catch (RuntimeException e) {
+      out.onError(GrpcStatuses.toStatus(e));
+    }
+  }
+
+  @Override
+  public void metricsMetadata(MetricsMetadataRequest request, StreamObserver<MetricsMetadataResponse> out) {
+    Ingester i = ingester;
+    if (i == null) {
+      out.onError(Status.UNIMPLEMENTED.withDescription("this process runs no ingester (--target=distributor):"
+          + " query an ingester").asRuntimeException());
+      return;
+    }
+    try {
+      out.onNext(MetricsMetadataResponse.newBuilder().addAllMetadata(i.metadata(GrpcInterceptors.TENANT.get())
+          .values()).build());
       out.onCompleted();
     } catch (RuntimeException e) {
       out.onError(GrpcStatuses.toStatus(e));

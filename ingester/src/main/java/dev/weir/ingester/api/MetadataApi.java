@@ -1,6 +1,5 @@
 package dev.weir.ingester.api;
 
-import dev.weir.ingester.push.Ingester;
 import dev.weir.ingester.server.HttpExchange;
 import dev.weir.ingester.server.HttpRouter;
 import dev.weir.ingester.server.Tenants;
@@ -9,17 +8,25 @@ import dev.weir.storage.errors.ClientErrorException;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 import java.util.Map;
+import java.util.SortedMap;
 
 /**
  * {@code GET /api/v1/metadata}: the tenant's metric metadata (type, help, unit per metric family)
  * in the Prometheus API shape; {@code limit} caps the number of metrics, {@code metric} selects one.
  */
 public final class MetadataApi {
-  private final Ingester ingester;
+  /** Where a tenant's metadata comes from: the local ingester, or the querier's ingesters. */
+  @FunctionalInterface
+  public interface Source {
+    /** The tenant's metadata by metric family name, sorted. */
+    SortedMap<String, MetricMetadata> metadata(String tenant);
+  }
+
+  private final Source source;
   private final Tenants tenants;
 
-  public MetadataApi(Ingester ingester, Tenants tenants) {
-    this.ingester = ingester;
+  public MetadataApi(Source source, Tenants tenants) {
+    this.source = source;
     this.tenants = tenants;
   }
 
@@ -41,7 +48,7 @@ public final class MetadataApi {
     String metric = ex.param("metric");
     JsonWriter w = new JsonWriter(new StringBuilder()).raw("{\"status\":\"success\",\"data\":{");
     int n = 0;
-    for (Map.Entry<String, MetricMetadata> e : ingester.metadata(tenant).entrySet()) {
+    for (Map.Entry<String, MetricMetadata> e : source.metadata(tenant).entrySet()) {
       if (metric != null && !metric.isEmpty() && !metric.equals(e.getKey())) {
         continue;
       }

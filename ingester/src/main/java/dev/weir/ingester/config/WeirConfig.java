@@ -2,7 +2,9 @@ package dev.weir.ingester.config;
 
 import dev.weir.ingester.compactor.CompactorConfig;
 import dev.weir.ingester.api.ApiLimits;
+import dev.weir.ingester.api.OtlpTranslator;
 import dev.weir.ingester.blockbuilder.BlockBuilderConfig;
+import dev.weir.ingester.distributor.DistributorConfig;
 import dev.weir.ingester.ingest.IngestStorageConfig;
 import dev.weir.ingester.logging.LogConfig;
 import dev.weir.ingester.push.IngesterConfig;
@@ -27,6 +29,8 @@ import java.util.List;
  *     store-gateway, querier
  * @param bucketStore the store-gateway's sync and query limits
  * @param compactor the compactor's bucket retention
+ * @param otlp how OTLP metrics become Prometheus series
+ * @param distributor the ingestion rate-limit strategy and the distributor ring
  */
 public record WeirConfig(
     String target,
@@ -45,7 +49,9 @@ public record WeirConfig(
     BucketStoreConfig bucketStore,
     ShipperConfig shipper,
     QuerierConfig querier,
-    BlocksCleanerConfig compactor) {
+    BlocksCleanerConfig compactor,
+    OtlpTranslator otlp,
+    DistributorConfig distributor) {
 
   /**
    * The runtime config file and its reload period.
@@ -67,6 +73,7 @@ public record WeirConfig(
     private final ServerConfig.Flags server;
     private final Tenants.Flags tenants;
     private final IngesterConfig.Flags ingester;
+    private final OtlpTranslator.Flags otlp;
     private final Limits.Flags limits;
     private final StorageConfig.Flags storage;
     private final RingConfig.Flags ring;
@@ -79,6 +86,7 @@ public record WeirConfig(
     private final StoreGatewayConfig.Flags bucketStore;
     private final QuerierConfig.Flags querier;
     private final CompactorConfig.Flags compactor;
+    private final DistributorConfig.Flags distributor;
 
     public Flags(FlagSet fs) {
       this.fs = fs;
@@ -108,6 +116,8 @@ public record WeirConfig(
       bucketStore = new StoreGatewayConfig.Flags(fs);
       querier = new QuerierConfig.Flags(fs);
       compactor = new CompactorConfig.Flags(fs);
+      otlp = new OtlpTranslator.Flags(fs);
+      distributor = new DistributorConfig.Flags(fs);
     }
 
     public FlagSet flagSet() {
@@ -138,7 +148,7 @@ public record WeirConfig(
           storage.build(ing.dataDir()), ring.build(), ingest.build(), api.build(),
           new RuntimeConfigFile(runtimeFile.get().isEmpty() ? null : Path.of(runtimeFile.get()), runtimePeriod.get()),
           blockBuilder.build(), bucket.build(), bucketStore.build(), storage.buildShipper(), querier.build(),
-          compactor.build());
+          compactor.build(), otlp.build(), distributor.build());
     }
 
     private static String findConfigFile(String[] args) {

@@ -20,7 +20,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The distributor in Kafka mode: validates a push, shards each series onto the ACTIVE partition
- * owning its token in the partition ring, and produces one record per partition; returns only
+ * owning its token in the partition ring (among the tenant's shuffle shard when its
+ * {@code ingestion_partitions_tenant_shard_size} is set), and produces one record per partition; returns only
  * when Kafka acknowledged them all. Refused series are reported after the valid ones were
  * written; a Kafka failure (or no ACTIVE partition) is a server error, so the client retries.
  * The offsets produced go to the caller's {@link ProducedOffsets} capture.
@@ -53,8 +54,9 @@ public final class KafkaDistributor implements PushHandler {
           + " a partition owner (see /ingester/partition-ring)");
     }
     PushErrors errors = new PushErrors(tenant, metrics, log);
-    Map<Integer, WriteRequest.Builder> routed = router.route(tenant, request, limits.apply(tenant),
-        ring::partitionFor, errors);
+    Limits l = limits.apply(tenant);
+    PartitionRing shard = ring.shuffleShard(tenant, l.ingestionPartitionsTenantShardSize());
+    Map<Integer, WriteRequest.Builder> routed = router.route(tenant, request, l, shard::partitionFor, errors);
     Map<Integer, WriteRequest> byPartition = new HashMap<>();
     routed.forEach((p, b) -> byPartition.put(p, b.build()));
     if (!byPartition.isEmpty()) {

@@ -17,6 +17,8 @@ import java.time.Duration;
  * @param ingestionBurstSize bucket size of that limit, in samples
  * @param compactorBlocksRetentionPeriod how long the compactor keeps a tenant's blocks in the
  *     bucket; zero keeps them forever
+ * @param ingestionPartitionsTenantShardSize Kafka mode: how many ACTIVE partitions a tenant's
+ *     series are shuffle-sharded over; 0 = all of them
  */
 public record Limits(
     int maxLabelNamesPerSeries,
@@ -26,9 +28,18 @@ public record Limits(
     int maxGlobalSeriesPerUser,
     double ingestionRate,
     int ingestionBurstSize,
-    Duration compactorBlocksRetentionPeriod) {
+    Duration compactorBlocksRetentionPeriod,
+    int ingestionPartitionsTenantShardSize) {
 
   public static final Limits DEFAULT = new Limits(30, 1024, 2048, Duration.ofMinutes(10), 150_000, 0, 200_000);
+
+  /** Limits without shuffle sharding (every tenant on all partitions: the shard-size default). */
+  public Limits(int maxLabelNamesPerSeries, int maxLabelNameLength, int maxLabelValueLength,
+      Duration creationGracePeriod, int maxGlobalSeriesPerUser, double ingestionRate, int ingestionBurstSize,
+      Duration compactorBlocksRetentionPeriod) {
+    this(maxLabelNamesPerSeries, maxLabelNameLength, maxLabelValueLength, creationGracePeriod, maxGlobalSeriesPerUser,
+        ingestionRate, ingestionBurstSize, compactorBlocksRetentionPeriod, 0);
+  }
 
   /** Limits that keep blocks forever (the retention default). */
   public Limits(int maxLabelNamesPerSeries, int maxLabelNameLength, int maxLabelValueLength,
@@ -68,6 +79,9 @@ public record Limits(
     if (compactorBlocksRetentionPeriod.isNegative()) {
       throw new ConfigException("compactor.blocks-retention-period must not be negative");
     }
+    if (ingestionPartitionsTenantShardSize < 0) {
+      throw new ConfigException("ingest-storage.ingestion-partition-tenant-shard-size must not be negative");
+    }
   }
 
   /** Flag definitions for {@link Limits}. */
@@ -80,6 +94,7 @@ public record Limits(
     private final Flag<Double> rate;
     private final Flag<Integer> burst;
     private final Flag<Duration> retention;
+    private final Flag<Integer> shardSize;
 
     public Flags(FlagSet fs) {
       maxLabelNames = fs.integer("validation.max-label-names-per-series", DEFAULT.maxLabelNamesPerSeries,
@@ -94,8 +109,9 @@ public record Limits(
           "Most series a tenant may have in memory; creating more is the client error per_user_series_limit."
               + " 0 disables the limit.");
       rate = fs.float64("distributor.ingestion-rate-limit", DEFAULT.ingestionRate,
-          "Per-tenant ingestion rate limit in samples per second, per distributor; above it pushes get 429."
-              + " 0 disables the limit (Mimir's default is 10000).");
+          "Per-tenant ingestion rate limit in samples per second, across all distributors or per distributor"
+              + " (-distributor.ingestion-rate-limit-strategy); above it pushes get 429. 0 disables the limit"
+              + " (Mimir's default is 10000).");
       burst = fs.integer("distributor.ingestion-burst-size", DEFAULT.ingestionBurstSize,
           "Per-tenant allowed ingestion burst size in samples.");
       retention = fs.duration("compactor.blocks-retention-period", DEFAULT.compactorBlocksRetentionPeriod,
@@ -103,11 +119,15 @@ public record Limits(
               + " (--target=compactor; per tenant: compactor_blocks_retention_period in the runtime config): a"
               + " block is marked for deletion (deletion-mark.json), store-gateways stop serving it at their"
               + " next sync, and it is deleted after --compactor.deletion-delay. 0 keeps blocks forever.");
+      shardSize = fs.integer("ingest-storage.ingestion-partition-tenant-shard-size", 0,
+          "Kafka mode: the number of ACTIVE partitions a tenant's series are written to, chosen per tenant by"
+              + " shuffle sharding (per tenant: ingestion_partitions_tenant_shard_size in the runtime config); the"
+              + " ingesters divide -ingester.max-global-series-per-user by it. 0 writes to all partitions.");
     }
 
     public Limits build() throws ConfigException {
       Limits l = new Limits(maxLabelNames.get(), maxNameLength.get(), maxValueLength.get(), grace.get(),
-          maxSeries.get(), rate.get(), burst.get(), retention.get());
+          maxSeries.get(), rate.get(), burst.get(), retention.get(), shardSize.get());
       l.validate();
       return l;
     }

@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.function.Function;
@@ -28,6 +29,7 @@ import org.yaml.snakeyaml.error.YAMLException;
  *     max_label_name_length: 1024
  *     max_label_value_length: 2048
  *     creation_grace_period: 10m
+ *     ingestion_partitions_tenant_shard_size: 4
  * </pre>
  *
  * <p>Immutable and thread-safe; {@link RuntimeConfig} swaps instances on reload.
@@ -107,39 +109,57 @@ public final class Overrides implements Function<String, Limits> {
   }
 
   private static Limits with(Limits l, String key, Object v, Path file, String tenant) throws ConfigException {
+    Draft d = new Draft(l);
     try {
       String s = String.valueOf(v);
-      return switch (key) {
-        case "ingestion_rate" -> new Limits(l.maxLabelNamesPerSeries(), l.maxLabelNameLength(), l.maxLabelValueLength(),
-            l.creationGracePeriod(), l.maxGlobalSeriesPerUser(), Double.parseDouble(s), l.ingestionBurstSize(),
-            l.compactorBlocksRetentionPeriod());
-        case "ingestion_burst_size" -> new Limits(l.maxLabelNamesPerSeries(), l.maxLabelNameLength(),
-            l.maxLabelValueLength(), l.creationGracePeriod(), l.maxGlobalSeriesPerUser(), l.ingestionRate(),
-            Integer.parseInt(s), l.compactorBlocksRetentionPeriod());
-        case "max_global_series_per_user" -> new Limits(l.maxLabelNamesPerSeries(), l.maxLabelNameLength(),
-            l.maxLabelValueLength(), l.creationGracePeriod(), Integer.parseInt(s), l.ingestionRate(),
-            l.ingestionBurstSize(), l.compactorBlocksRetentionPeriod());
-        case "max_label_names_per_series" -> new Limits(Integer.parseInt(s), l.maxLabelNameLength(),
-            l.maxLabelValueLength(), l.creationGracePeriod(), l.maxGlobalSeriesPerUser(), l.ingestionRate(),
-            l.ingestionBurstSize(), l.compactorBlocksRetentionPeriod());
-        case "max_label_name_length" -> new Limits(l.maxLabelNamesPerSeries(), Integer.parseInt(s),
-            l.maxLabelValueLength(), l.creationGracePeriod(), l.maxGlobalSeriesPerUser(), l.ingestionRate(),
-            l.ingestionBurstSize(), l.compactorBlocksRetentionPeriod());
-        case "max_label_value_length" -> new Limits(l.maxLabelNamesPerSeries(), l.maxLabelNameLength(),
-            Integer.parseInt(s), l.creationGracePeriod(), l.maxGlobalSeriesPerUser(), l.ingestionRate(),
-            l.ingestionBurstSize(), l.compactorBlocksRetentionPeriod());
-        case "creation_grace_period" -> new Limits(l.maxLabelNamesPerSeries(), l.maxLabelNameLength(),
-            l.maxLabelValueLength(), Durations.parse(s), l.maxGlobalSeriesPerUser(), l.ingestionRate(),
-            l.ingestionBurstSize(), l.compactorBlocksRetentionPeriod());
-        case "compactor_blocks_retention_period" -> new Limits(l.maxLabelNamesPerSeries(), l.maxLabelNameLength(),
-            l.maxLabelValueLength(), l.creationGracePeriod(), l.maxGlobalSeriesPerUser(), l.ingestionRate(),
-            l.ingestionBurstSize(), Durations.parse(s));
+      switch (key) {
+        case "ingestion_rate" -> d.ingestionRate = Double.parseDouble(s);
+        case "ingestion_burst_size" -> d.ingestionBurstSize = Integer.parseInt(s);
+        case "max_global_series_per_user" -> d.maxGlobalSeriesPerUser = Integer.parseInt(s);
+        case "max_label_names_per_series" -> d.maxLabelNamesPerSeries = Integer.parseInt(s);
+        case "max_label_name_length" -> d.maxLabelNameLength = Integer.parseInt(s);
+        case "max_label_value_length" -> d.maxLabelValueLength = Integer.parseInt(s);
+        case "creation_grace_period" -> d.creationGracePeriod = Durations.parse(s);
+        case "compactor_blocks_retention_period" -> d.compactorBlocksRetentionPeriod = Durations.parse(s);
+        case "ingestion_partitions_tenant_shard_size" -> d.ingestionPartitionsTenantShardSize = Integer.parseInt(s);
         default -> throw new ConfigException("runtime config " + file + ": unknown limit '" + key + "' for tenant '"
             + tenant + "'");
-      };
+      }
+      return d.build();
     } catch (NumberFormatException e) {
       throw new ConfigException("runtime config " + file + ": '" + key + "' of tenant '" + tenant
           + "' is not a number: " + v);
+    }
+  }
+
+  /** A tenant's limits while its overrides are applied one key at a time. */
+  private static final class Draft {
+    int maxLabelNamesPerSeries;
+    int maxLabelNameLength;
+    int maxLabelValueLength;
+    Duration creationGracePeriod;
+    int maxGlobalSeriesPerUser;
+    double ingestionRate;
+    int ingestionBurstSize;
+    Duration compactorBlocksRetentionPeriod;
+    int ingestionPartitionsTenantShardSize;
+
+    Draft(Limits l) {
+      maxLabelNamesPerSeries = l.maxLabelNamesPerSeries();
+      maxLabelNameLength = l.maxLabelNameLength();
+      maxLabelValueLength = l.maxLabelValueLength();
+      creationGracePeriod = l.creationGracePeriod();
+      maxGlobalSeriesPerUser = l.maxGlobalSeriesPerUser();
+      ingestionRate = l.ingestionRate();
+      ingestionBurstSize = l.ingestionBurstSize();
+      compactorBlocksRetentionPeriod = l.compactorBlocksRetentionPeriod();
+      ingestionPartitionsTenantShardSize = l.ingestionPartitionsTenantShardSize();
+    }
+
+    Limits build() {
+      return new Limits(maxLabelNamesPerSeries, maxLabelNameLength, maxLabelValueLength, creationGracePeriod,
+          maxGlobalSeriesPerUser, ingestionRate, ingestionBurstSize, compactorBlocksRetentionPeriod,
+          ingestionPartitionsTenantShardSize);
     }
   }
 }

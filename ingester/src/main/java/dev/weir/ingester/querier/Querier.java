@@ -13,10 +13,13 @@ import dev.weir.proto.ingester.LabelNamesResponse;
 import dev.weir.proto.ingester.LabelValuesRequest;
 import dev.weir.proto.ingester.LabelValuesResponse;
 import dev.weir.proto.ingester.PartitionLag;
+import dev.weir.proto.ingester.MetricsMetadataRequest;
+import dev.weir.proto.ingester.MetricsMetadataResponse;
 import dev.weir.proto.ingester.QueryRequest;
 import dev.weir.proto.ingester.UserLagRequest;
 import dev.weir.proto.ingester.UserLagResponse;
 import dev.weir.proto.prompb.LabelMatcher;
+import dev.weir.proto.prompb.MetricMetadata;
 import dev.weir.proto.prompb.TimeSeries;
 import dev.weir.storage.errors.ClientErrorException;
 import dev.weir.storage.errors.ServerErrorException;
@@ -32,6 +35,8 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.SortedMap;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -128,22 +133,22 @@ public final class Querier implements ReadSource {
   }
 
   /** A range and which sources get it: the calls to make. */
-  private <Q> List<SourceCalls.Call<Q>> plan(long mint, long maxt, RangeRequest<Q> request) {
+  private <Q> List<SourceCalls.Call<Q>> plan(String tenant, long mint, long maxt, RangeRequest<Q> request) {
     QueryPlan plan = QueryPlan.of(mint, maxt, clock.getAsLong(), config.queryIngestersWithin(),
         config.queryStoreAfter());
     List<SourceCalls.Call<Q>> out = new ArrayList<>();
     QueryPlan.Range r = plan.ingesters();
     if (r != null) {
       Q q = request.build(r.mint(), r.maxt());
-      for (QuerySources.Source s : sources.ingesters()) {
-        out.add(new SourceCalls.Call<>(s, INGESTER, q));
+      for (QuerySources.Target t : sources.ingesters()) {
+        out.add(new SourceCalls.Call<>(t, INGESTER, q));
       }
     }
     r = plan.stores();
     if (r != null) {
       Q q = request.build(r.mint(), r.maxt());
-      for (QuerySources.Source s : sources.storeGateways()) {
-        out.add(new SourceCalls.Call<>(s, STORE_GATEWAY, q));
+      for (QuerySources.Target t : sources.storeGateways(tenant)) {
+        out.add(new SourceCalls.Call<>(t, STORE_GATEWAY, q));
       }
     }
     return out;
@@ -157,8 +162,8 @@ public final class Querier implements ReadSource {
   private List<SeriesChunks> select(String tenant, ReadLevel level, Freshness fresh, long mint, long maxt,
       List<Matcher> matchers) {
     List<LabelMatcher> m = Matchers.toProto(matchers);
-    List<SourceCalls.Call<QueryRequest>> planned = plan(mint, maxt, (from, to) -> QueryRequest.newBuilder()
-        .setStartTimestampMs(from).setEndTimestampMs(to).addAllMatchers(m).build());
+    List<SourceCalls.Call<QueryRequest>> planned = plan(tenant, mint, maxt, (from, to) -> QueryRequest
+        .newBuilder().setStartTimestampMs(from).setEndTimestampMs(to).addAllMatchers(m).build());
     List<SeriesMerger.Series> merged;
     SeriesMerger merger = new SeriesMerger(limits);
     try {
@@ -185,8 +190,8 @@ public final class Querier implements ReadSource {
   private List<String> labelNames(String tenant, ReadLevel level, Freshness fresh, long mint, long maxt,
       List<Matcher> matchers) {
     List<LabelMatcher> m = Matchers.toProto(matchers);
-    List<SourceCalls.Call<LabelNamesRequest>> planned = plan(mint, maxt, (from, to) -> LabelNamesRequest.newBuilder()
-        .setStartTimestampMs(from).setEndTimestampMs(to).addAllMatchers(m).build());
+    List<SourceCalls.Call<LabelNamesRequest>> planned = plan(tenant, mint, maxt, (from, to) -> LabelNamesRequest
+        .newBuilder().setStartTimestampMs(from).setEndTimestampMs(to).addAllMatchers(m).build());
     List<LabelNamesResponse> answers = calls.all("LabelNames", tenant, level, planned,
         (stub, future, req) -> future.labelNames(req));
     TreeSet<String> union = new TreeSet<>();
@@ -198,7 +203,7 @@ public final class Querier implements ReadSource {
   private List<String> labelValues(String tenant, ReadLevel level, Freshness fresh, String name, long mint,
       long maxt, List<Matcher> matchers) {
     List<LabelMatcher> m = Matchers.toProto(matchers);
-    List<SourceCalls.Call<LabelValuesRequest>> planned = plan(mint, maxt, (from, to) -> LabelValuesRequest
+    List<SourceCalls.Call<LabelValuesRequest>> planned = plan(tenant, mint, maxt, (from, to) -> LabelValuesRequest
         .newBuilder().setLabelName(name).setStartTimestampMs(from).setEndTimestampMs(to).addAllMatchers(m).build());
     List<LabelValuesResponse> answers = calls.all("LabelValues", tenant, level, planned,
         (stub, future, req) -> future.labelValues(req));
@@ -222,7 +227,7 @@ public final class Querier implements ReadSource {
     Metadata md = new Metadata();
     md.put(GrpcInterceptors.ORG_ID, tenant);
     for (QuerySources.Owner o : owners) {
-      QuerySources.Source s = o.source();
+      QuerySources.Source s = o.target() == null ? null : o.target().replicas().get(0);
       futures.add(s == null ? null : IngesterGrpc.newFutureStub(sources.channel(s.address()))
           .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(md))
           .withDeadlineAfter(config.timeout().toNanos(), TimeUnit.NANOSECONDS)
@@ -236,7 +241,7 @@ public final class Querier implements ReadSource {
         rows.add(new UserLag.Row(o.partition(), "", null, -1, -1, o.problem()));
         continue;
       }
-      String owner = o.source() == null ? "" : o.source().name();
+      String owner = o.target() == null ? "" : o.target().replicas().get(0).name();
       try {
         UserLagResponse r = f.get();
         if (r.getSeries() == 0) {
@@ -261,6 +266,28 @@ public final class Querier implements ReadSource {
       }
     }
     return rows;
+  }
+
+  /**
+   * The tenant's metric metadata gathered from every ingester the querier reads (in Kafka mode one
+   * owner per partition: each knows the metadata of the records it consumed), by family name;
+   * where two disagree, the first answer in ring order wins. Store-gateways are not asked: blocks
+   * carry no metadata.
+   */
+  public SortedMap<String, MetricMetadata> metadata(String tenant) {
+    List<SourceCalls.Call<MetricsMetadataRequest>> planned = new ArrayList<>();
+    for (QuerySources.Target t : sources.ingesters()) {
+      planned.add(new SourceCalls.Call<>(t, INGESTER, MetricsMetadataRequest.getDefaultInstance()));
+    }
+    List<MetricsMetadataResponse> answers = calls.all("MetricsMetadata", tenant, ReadLevel.EVENTUAL, planned,
+        (stub, future, req) -> future.metricsMetadata(req));
+    SortedMap<String, MetricMetadata> out = new TreeMap<>();
+    for (MetricsMetadataResponse a : answers) {
+      for (MetricMetadata m : a.getMetadataList()) {
+        out.putIfAbsent(m.getMetricFamilyName(), m);
+      }
+    }
+    return out;
   }
 
   /** A merged series as XOR chunks of at most {@link #SAMPLES_PER_CHUNK} samples. */

@@ -9,8 +9,8 @@ import java.util.List;
 /**
  * Settings of the querier target, with Mimir's {@code querier.*} names where Mimir has the knob.
  *
- * @param storeGatewayAddresses store-gateways to query, {@code host:grpc-port}; each serves the
- *     {@code weir.Ingester} query methods over the bucket's blocks
+ * @param storeGatewayAddresses store-gateways to query, {@code host:grpc-port}, instead of the
+ *     store-gateway ring; each serves the {@code weir.Ingester} query methods over the bucket's blocks
  * @param ingesterAddresses ingesters to query instead of discovering them in the ring (classic
  *     mode); empty: the ring decides
  * @param queryStoreAfter only the part of a query older than this is sent to store-gateways; 0
@@ -40,7 +40,8 @@ public record QuerierConfig(List<String> storeGatewayAddresses, List<String> ing
 
     public Flags(FlagSet fs) {
       storeGateways = fs.list("querier.store-gateway-addresses", List.of(), "Store-gateways the querier reads"
-          + " blocks from, comma-separated host:grpc-port. Each serves the weir.Ingester query methods.");
+          + " blocks from, comma-separated host:grpc-port, each asked, instead of the store-gateway ring (the"
+          + " ring key store-gateway in the KV store of ingester.ring.*). Empty: the ring.");
       ingesters = fs.list("querier.ingester-addresses", List.of(), "Classic mode: ingesters the querier reads,"
           + " comma-separated host:grpc-port, instead of every ingester in the ring. Ignored in Kafka mode.");
       storeAfter = fs.duration("querier.query-store-after", Duration.ofHours(12), "The part of a query older"

@@ -7,7 +7,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Metrics of the querier: calls to sources by kind ({@code ingester}, {@code store-gateway}),
- * method and gRPC status; samples the merge dropped; queries refused by a limit. Thread-safe.
+ * method and gRPC status; calls moved to another replica; samples the merge dropped; queries
+ * refused by a limit. Thread-safe.
  */
 public final class QuerierMetrics {
   private final MeterRegistry registry;
@@ -28,6 +29,12 @@ public final class QuerierMetrics {
         .description("Calls from the querier to one source, by source kind, method and gRPC status code.")
         .tags("kind", kind, "method", method, "status_code", code).register(registry)
         .record(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  void failover(String kind) {
+    Counter.builder("weir.querier.source.failovers").description("Calls made again to the next replica (the"
+        + " other zone's partition owner, another store-gateway) after one failed with a server error, by kind.")
+        .tag("kind", kind).register(registry).increment();
   }
 
   void merged(long duplicateSamples, long conflictingSamples) {

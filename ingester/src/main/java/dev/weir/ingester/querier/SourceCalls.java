@@ -25,17 +25,19 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Calls many sources at once and waits for all: each call carries the tenant
+ * Calls many targets at once and waits for all: each call carries the tenant
  * ({@code x-scope-orgid}), the read level ({@code x-read-consistency: strong},
- * {@code x-read-consistency-offsets}) when asked and the callee is an ingester, and the
- * {@code querier.timeout} deadline. The first source to fail fails
- * the whole query (no partial results) and the other calls are cancelled: a client error the source
- * reported keeps its status (400, 429), anything else is a server error (503); both name the
- * source. Thread-safe.
+ * {@code x-read-consistency-offsets}) when asked and the callee is an ingester, and the {@code querier.timeout} deadline. A call goes to its target's
+ * first replica; when that fails with a server error (unreachable, deadline, internal) it is made
+ * again to the next replica, with a new deadline, so a target of n replicas takes at most n
+ * timeouts. A target whose every replica failed fails the whole query (no partial results) and the
+ * other calls are cancelled: a client error a source reported keeps its status (400, 429) and is
+ * not retried elsewhere, anything else is a server error (503); both name the sources.
+ * Thread-safe.
  */
 final class SourceCalls {
-  /** One call to make: where, the source's kind ({@code ingester} or {@code store-gateway}), what. */
-  record Call<Q>(QuerySources.Source source, String kind, Q request) {}
+  /** One call to make: where, the sources' kind ({@code ingester} or {@code store-gateway}), what. */
+  record Call<Q>(QuerySources.Target target, String kind, Q request) {}
 
   /** Starts one call on a stub that already carries the metadata and deadline. */
   @FunctionalInterface
@@ -56,30 +58,8 @@ final class SourceCalls {
   /** The results of every call, in call order. */
   <Q, R> List<R> all(String method, String tenant, ReadLevel level, List<Call<Q>> calls, Invoker<Q, R> invoker) {
     List<ListenableFuture<R>> futures = new ArrayList<>(calls.size());
-    String offsets = level.offsetsHeader();
     for (Call<Q> c : calls) {
-      Metadata md = new Metadata();
-      md.put(GrpcInterceptors.ORG_ID, tenant);
-      if (c.kind().equals("ingester")) {
-        if (level.strong()) {
-          md.put(GrpcInterceptors.READ_CONSISTENCY, "strong");
-        }
-        if (offsets != null) {
-          md.put(GrpcInterceptors.READ_CONSISTENCY_OFFSETS, offsets);
-        }
-      }
-      var channel = sources.channel(c.source().address());
-      var attach = MetadataUtils.newAttachHeadersInterceptor(md);
-      long start = System.nanoTime();
-      ListenableFuture<R> f = invoker.start(
-          IngesterGrpc.newStub(channel).withInterceptors(attach)
-              .withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS),
-          IngesterGrpc.newFutureStub(channel).withInterceptors(attach)
-              .withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS),
-          c.request());
-      f.addListener(() -> metrics.sourceCall(c.kind(), method, code(f), System.nanoTime() - start),
-          MoreExecutors.directExecutor());
-      futures.add(f);
+      futures.add(attempt(method, tenant, level, c, invoker, 0, new ArrayList<>()));
     }
     try {
       return Futures.allAsList(futures).get();
@@ -91,6 +71,54 @@ final class SourceCalls {
     } finally {
       futures.forEach(f -> f.cancel(true));
     }
+  }
+
+  /**
+   * The call to replica {@code i} of the call's target, falling over to the next on a server
+   * error; fails with the described error ({@link ClientErrorException} or
+   * {@link ServerErrorException} naming every replica tried).
+   */
+  private <Q, R> ListenableFuture<R> attempt(String method, String tenant, ReadLevel level, Call<Q> c,
+      Invoker<Q, R> invoker, int i, List<String> failures) {
+    QuerySources.Source source = c.target().replicas().get(i);
+    Metadata md = new Metadata();
+    md.put(GrpcInterceptors.ORG_ID, tenant);
+    if (c.kind().equals("ingester")) {
+      if (level.strong()) {
+        md.put(GrpcInterceptors.READ_CONSISTENCY, "strong");
+      }
+      String offsets = level.offsetsHeader();
+      if (offsets != null) {
+        md.put(GrpcInterceptors.READ_CONSISTENCY_OFFSETS, offsets);
+      }
+    }
+    var channel = sources.channel(source.address());
+    var attach = MetadataUtils.newAttachHeadersInterceptor(md);
+    long start = System.nanoTime();
+    ListenableFuture<R> f = invoker.start(
+        IngesterGrpc.newStub(channel).withInterceptors(attach)
+            .withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS),
+        IngesterGrpc.newFutureStub(channel).withInterceptors(attach)
+            .withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS),
+        c.request());
+    f.addListener(() -> metrics.sourceCall(c.kind(), method, code(f), System.nanoTime() - start),
+        MoreExecutors.directExecutor());
+    return Futures.catchingAsync(f, Throwable.class, t -> {
+      RuntimeException e = describe(method, source, t);
+      if (e instanceof ClientErrorException) {
+        throw e;
+      }
+      failures.add(e.getMessage());
+      if (i + 1 < c.target().replicas().size()) {
+        metrics.failover(c.kind());
+        return attempt(method, tenant, level, c, invoker, i + 1, failures);
+      }
+      if (failures.size() == 1) {
+        throw e;
+      }
+      throw new ServerErrorException(c.target().what() + ": every replica failed: " + String.join("; then ",
+          failures), t);
+    }, MoreExecutors.directExecutor());
   }
 
   private static String code(ListenableFuture<?> f) {
@@ -117,7 +145,9 @@ final class SourceCalls {
       try {
         Futures.getDone(f);
       } catch (ExecutionException e) {
-        return describe(method, calls.get(i).source(), e.getCause());
+        Throwable cause = e.getCause();
+        return cause instanceof ClientErrorException || cause instanceof ServerErrorException
+            ? (RuntimeException) cause : describe(method, calls.get(i).target().replicas().get(0), cause);
       }
     }
     return new ServerErrorException(method + " failed on one of " + calls.size() + " sources");

@@ -17,7 +17,11 @@ import org.jspecify.annotations.Nullable;
  * The instance's ring membership and the ring clients of this process. Started after the
  * servers: registers JOINING, and turns ACTIVE at once when {@code activateOnStart} (classic
  * mode: by then everything before it runs) or when {@link #activate()} is called (Kafka mode:
- * after the catch-up). Stopped first, so the instance leaves the ring before it stops serving.
+ * after the catch-up; a store-gateway: after its first bucket sync, which may come before this
+ * service started). Stopped first, so the instance leaves the ring before it stops serving.
+ *
+ * <p>One service per ring: the ingester ring ({@value RingConfig#INSTANCE_RING_KEY}, with the
+ * partition ring beside it) or the store-gateway ring ({@value RingConfig#STORE_GATEWAY_RING_KEY}).
  *
  * <p>Thread-safe.
  */
@@ -30,6 +34,9 @@ public final class InstanceRingService implements Service {
   private final LongSupplier clock;
   private final boolean activateOnStart;
   private final boolean register;
+  private final String ringKey;
+  private final boolean watchPartitions;
+  private volatile boolean activationRequested;
   private volatile @Nullable InstanceLifecycler lifecycler;
   private volatile @Nullable RingWatcher<RingDesc> instances;
   private volatile @Nullable RingWatcher<PartitionRingDesc> partitions;
@@ -41,52 +48,90 @@ public final class InstanceRingService implements Service {
   private static final long INSTANCE_SNAPSHOT_MAX_AGE_MILLIS = 1_000;
 
   /**
+   * The ingester ring's service: membership of the instance ring ({@code register}) and the ring
+   * clients of the instance and partition rings.
+   *
    * @param register whether this process is a ring member (an ingester); otherwise it only
    *     watches the rings (a distributor)
    */
   public InstanceRingService(RingConfig config, KvService kv, String instanceId, IntSupplier grpcPort,
       RingMetrics metrics, LongSupplier clock, boolean register, boolean activateOnStart) {
-    this.register = register;
+    this(new Role(RingConfig.INSTANCE_RING_KEY, register, activateOnStart, true), config, kv, instanceId, grpcPort,
+        metrics, clock);
+  }
+
+  /**
+   * @param ringKey the ring this service joins or watches: {@value RingConfig#INSTANCE_RING_KEY}
+   *     (then the partition ring is watched too) or {@value RingConfig#STORE_GATEWAY_RING_KEY}
+   */
+  public InstanceRingService(String ringKey, RingConfig config, KvService kv, String instanceId,
+      IntSupplier grpcPort, RingMetrics metrics, LongSupplier clock, boolean register, boolean activateOnStart) {
+    this(new Role(ringKey, register, activateOnStart, ringKey.equals(RingConfig.INSTANCE_RING_KEY)), config, kv,
+        instanceId, grpcPort, metrics, clock);
+  }
+
+  /**
+   * Membership of the distributor ring ({@code distributor} key): registered and ACTIVE once the
+   * servers run, heartbeating, removed on shutdown; no partition ring client. The global
+   * ingestion-rate strategy counts its healthy members.
+   */
+  public static InstanceRingService distributors(RingConfig config, KvService kv, String instanceId,
+      IntSupplier grpcPort, RingMetrics metrics, LongSupplier clock) {
+    return new InstanceRingService(new Role(RingConfig.DISTRIBUTOR_RING_KEY, true, true, false), config, kv,
+        instanceId, grpcPort, metrics, clock);
+  }
+
+  /** Which ring, and what this process does in it. */
+  private record Role(String ringKey, boolean register, boolean activateOnStart, boolean watchPartitions) {}
+
+  private InstanceRingService(Role role, RingConfig config, KvService kv, String instanceId, IntSupplier grpcPort,
+      RingMetrics metrics, LongSupplier clock) {
+    this.ringKey = role.ringKey();
+    this.register = role.register();
+    this.watchPartitions = role.watchPartitions();
     this.config = config;
     this.kv = kv;
     this.instanceId = instanceId;
     this.grpcPort = grpcPort;
     this.metrics = metrics;
     this.clock = clock;
-    this.activateOnStart = activateOnStart;
+    this.activateOnStart = role.activateOnStart();
   }
 
   @Override
   public String name() {
-    return "ring";
+    return ringKey.equals(RingConfig.INSTANCE_RING_KEY) ? "ring" : ringKey + "-ring";
   }
 
   @Override
   public void start() {
-    instances = new RingWatcher<>("ingester", kv.store(), RingConfig.INSTANCE_RING_KEY, RingDesc.parser(),
-        RingDesc.getDefaultInstance(), metrics, clock);
-    RingWatcher<PartitionRingDesc> p = new RingWatcher<>("ingester-partitions", kv.store(),
-        RingConfig.PARTITION_RING_KEY, PartitionRingDesc.parser(), PartitionRingDesc.getDefaultInstance(), metrics,
-        clock);
-    p.addListener(desc -> partitionSnapshot = new PartitionRing(desc));
-    partitionSnapshot = new PartitionRing(p.current());
-    partitions = p;
+    instances = new RingWatcher<>(ringKey, kv.store(), ringKey, RingDesc.parser(), RingDesc.getDefaultInstance(),
+        metrics, clock);
+    if (watchPartitions) {
+      RingWatcher<PartitionRingDesc> p = new RingWatcher<>("ingester-partitions", kv.store(),
+          RingConfig.PARTITION_RING_KEY, PartitionRingDesc.parser(), PartitionRingDesc.getDefaultInstance(), metrics,
+          clock);
+      p.addListener(desc -> partitionSnapshot = new PartitionRing(desc));
+      partitionSnapshot = new PartitionRing(p.current());
+      partitions = p;
+    }
     instances.addListener(desc -> instanceSnapshot = null);
     if (!register) {
       return;
     }
-    InstanceLifecycler l = new InstanceLifecycler(new InstanceLifecycler.Config(RingConfig.INSTANCE_RING_KEY,
+    InstanceLifecycler l = new InstanceLifecycler(new InstanceLifecycler.Config(ringKey,
         instanceId, config.advertisedAddress(grpcPort.getAsInt()), config.zone(), config.numTokens(),
         config.heartbeatPeriod(), config.unregisterOnShutdown()), kv.store(), metrics, clock);
     l.start();
     lifecycler = l;
-    if (activateOnStart) {
+    if (activateOnStart || activationRequested) {
       activate();
     }
   }
 
-  /** Marks this instance ACTIVE in the ring. */
+  /** Marks this instance ACTIVE in the ring; before {@link #start()}, as soon as it registered. */
   public void activate() {
+    activationRequested = true;
     InstanceLifecycler l = lifecycler;
     if (l != null) {
       l.changeState(InstanceState.ACTIVE);

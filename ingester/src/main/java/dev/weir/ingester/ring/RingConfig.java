@@ -26,6 +26,10 @@ public record RingConfig(KvConfig kv, Duration heartbeatPeriod, Duration heartbe
 
   public static final String INSTANCE_RING_KEY = "ingester";
   public static final String PARTITION_RING_KEY = "ingester-partitions";
+  /** Store-gateways register here, in the same KV store as the ingesters (Mimir's store-gateway ring). */
+  public static final String STORE_GATEWAY_RING_KEY = "store-gateway";
+  /** The distributors' ring (global ingestion-rate strategy). */
+  public static final String DISTRIBUTOR_RING_KEY = "distributor";
 
   /** The address to advertise, {@code host:port}. */
   public String advertisedAddress(int grpcPort) {

@@ -16,10 +16,10 @@ import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
 /**
- * Ring status pages: {@code /ingester/ring} (instances: state, address, zone, heartbeat age,
- * health, tokens, ownership) and {@code /ingester/partition-ring} (partitions: state, state time,
- * tokens, ownership, owners, whether the state is locked, and the consumer lag in records where
- * this process knows it: an ingester knows its own partition's, other partitions show -1 (JSON) or
+ * Ring status pages: {@code /ingester/ring} and {@code /store-gateway/ring} (instances: state,
+ * address, zone, heartbeat age, health, tokens, ownership) and {@code /ingester/partition-ring}
+ * (partitions: state, state time, tokens, ownership, owners, whether the state is locked, and the
+ * consumer lag in records where this process knows it: an ingester knows its own partition's, other partitions show -1 (JSON) or
  * "-" (HTML)). HTML by default, JSON when the {@code Accept} header asks for json.
  */
 public final class RingPages {
@@ -39,9 +39,28 @@ public final class RingPages {
 
   public static void register(HttpRouter router, Supplier<InstanceRing> instances, Supplier<PartitionRing> partitions,
       BooleanSupplier kvConnected, PartitionLag lag) {
-    router.get("ingester_ring", "/ingester/ring", ex -> instances(ex, instances.get(), kvConnected.getAsBoolean()));
+    router.get("ingester_ring", "/ingester/ring", ex -> instances(ex, "Instance ring", instances.get(),
+        kvConnected.getAsBoolean()));
     router.get("ingester_partition_ring", "/ingester/partition-ring",
         ex -> partitions(ex, partitions.get(), kvConnected.getAsBoolean(), lag));
+  }
+
+  /** {@code /store-gateway/ring}: the store-gateway ring, in the same shape as {@code /ingester/ring}. */
+  public static void registerStoreGatewayRing(HttpRouter router, Supplier<InstanceRing> ring,
+      BooleanSupplier kvConnected) {
+    router.get("store_gateway_ring", "/store-gateway/ring", ex -> instances(ex, "Store-gateway ring", ring.get(),
+        kvConnected.getAsBoolean()));
+  }
+
+  /**
+   * {@code /distributor/ring}: the distributor ring's members, as {@code /ingester/ring} shows
+   * ingesters; the global ingestion-rate strategy divides a tenant's limit by its healthy ACTIVE
+   * members.
+   */
+  public static void registerDistributors(HttpRouter router, Supplier<InstanceRing> distributors,
+      BooleanSupplier kvConnected) {
+    router.get("distributor_ring", "/distributor/ring",
+        ex -> instances(ex, "Distributor ring", distributors.get(), kvConnected.getAsBoolean()));
   }
 
   private static boolean wantsJson(HttpExchange ex) {
@@ -49,7 +68,7 @@ public final class RingPages {
     return accept != null && accept.contains("json");
   }
 
-  static void instances(HttpExchange ex, InstanceRing ring, boolean connected) {
+  static void instances(HttpExchange ex, String title, InstanceRing ring, boolean connected) {
     if (wantsJson(ex)) {
       JsonWriter w = new JsonWriter(new StringBuilder()).raw("{\"kv_connected\":").raw(String.valueOf(connected))
           .raw(",\"instances\":[");
@@ -71,7 +90,7 @@ public final class RingPages {
       ex.respond(200, "application/json", w.raw("]}").toString().getBytes(StandardCharsets.UTF_8));
       return;
     }
-    StringBuilder h = page("Instance ring", connected);
+    StringBuilder h = page(title, connected);
     h.append("<table><tr><th>Instance ID</th><th>State</th><th>Address</th><th>Zone</th><th>Last heartbeat</th>")
         .append("<th>Health</th><th>Tokens</th><th>Ownership</th></tr>\n");
     for (InstanceDesc d : ring.instances()) {

@@ -15,7 +15,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Runs the store-gateway's {@link BucketStore} and its sync thread. Not ready until the first
  * sync of the bucket succeeded (then every block listed at start-up is loaded or counted as a
- * failure).
+ * failure); then it tells its ring membership to turn ACTIVE, so queriers ask it only from then.
  *
  * <p>Thread-safe: {@link #store()} may be called from any thread once started.
  */
@@ -28,8 +28,12 @@ public final class StoreGatewayService implements Service {
   private final MeterRegistry registry;
   private volatile @Nullable BucketStore store;
   private volatile @Nullable BucketStoreSyncer syncer;
+  private final Runnable onReady;
 
-  public StoreGatewayService(BucketStoreConfig config, BucketConfig bucketConfig, MeterRegistry registry) {
+  /** @param onReady runs once, when the first sync succeeded (the store-gateway turns ACTIVE in its ring) */
+  public StoreGatewayService(BucketStoreConfig config, BucketConfig bucketConfig, MeterRegistry registry,
+      Runnable onReady) {
+    this.onReady = onReady;
     this.config = config;
     this.bucketConfig = bucketConfig;
     this.metrics = new BucketStoreMetrics(registry);
@@ -45,6 +49,7 @@ public final class StoreGatewayService implements Service {
   public void start() throws Exception {
     BucketStore s = new BucketStore(config, bucketConfig.open(registry), metrics, System::currentTimeMillis);
     BucketStoreSyncer sync = new BucketStoreSyncer(s);
+    sync.onFirstSync(onReady);
     log.info("msg=\"store-gateway starting\" bucket={} syncDir={} syncInterval={}", s.describeBucket(),
         config.syncDir(), config.syncInterval());
     store = s;

@@ -1,6 +1,7 @@
 package dev.weir.ingester.tool;
 
 import dev.weir.ingester.api.JsonWriter;
+import dev.weir.storage.tsdb.DataDirLayout;
 import dev.weir.storage.tsdb.labels.Labels;
 import dev.weir.storage.tsdb.wal.Checkpoint;
 import dev.weir.storage.tsdb.wal.Wal;
@@ -17,8 +18,9 @@ import java.util.Set;
 import java.util.stream.Stream;
 
 /**
- * {@code weir tool wal inspect <dir>}: for a tenant's WAL directory, or a data directory (every
- * tenant under {@code wal/}), one JSON line per tenant: segments, checkpoint, records, series,
+ * {@code weir tool wal inspect <dir>}: for a tenant's WAL directory ({@code
+ * <data-dir>/tsdb/<tenant>/weir-wal}), its TSDB directory, or a data directory (every tenant), one
+ * JSON line per tenant: segments, checkpoint, records, series,
  * samples, time range, the highest Kafka offset, and the first damage (segment and byte offset;
  * a torn tail when no intact record follows it). Read-only ({@link WalReader#inspect}): nothing
  * is repaired. Exit code 1 when any WAL is damaged, with one line per damaged WAL on stderr.
@@ -36,7 +38,7 @@ final class WalInspectCommand extends ToolCommand {
 
   @Override
   String arguments() {
-    return "<tenant WAL dir | data dir>";
+    return "<tenant WAL dir | tenant TSDB dir | data dir>";
   }
 
   /** Counts what a WAL holds. */
@@ -67,7 +69,7 @@ final class WalInspectCommand extends ToolCommand {
     Path dir = Path.of(args.get(0));
     int damaged = 0;
     for (Path wal : walDirs(dir)) {
-      String tenant = wal.getFileName().toString();
+      String tenant = tenantOf(wal);
       Stats stats = new Stats();
       WalReader.Inspection in = WalReader.inspect(wal, stats, tenant);
       out.println(line(tenant, wal, in, stats));
@@ -83,7 +85,11 @@ final class WalInspectCommand extends ToolCommand {
     return damaged == 0 ? 0 : ToolException.FAILURE;
   }
 
-  /** The tenant WAL directories that {@code dir} names. */
+  /**
+   * The tenant WAL directories that {@code dir} names: itself, a tenant's TSDB directory's
+   * {@code weir-wal/}, or every tenant's of a data directory (also those still in the old layout,
+   * {@code wal/<tenant>}, before a start moved them).
+   */
   private static List<Path> walDirs(Path dir) throws IOException, ToolException {
     if (!Files.isDirectory(dir)) {
       throw ToolException.failure(dir + " is not a directory");
@@ -91,18 +97,36 @@ final class WalInspectCommand extends ToolCommand {
     if (isWal(dir)) {
       return List.of(dir);
     }
-    Path wal = dir.resolve("wal");
+    if (isWal(dir.resolve(DataDirLayout.WAL))) {
+      return List.of(dir.resolve(DataDirLayout.WAL));
+    }
     List<Path> tenants = new ArrayList<>();
-    if (Files.isDirectory(wal)) {
-      try (Stream<Path> s = Files.list(wal)) {
-        s.filter(Files::isDirectory).sorted().forEach(tenants::add);
+    Path tsdb = dir.resolve(DataDirLayout.TSDB_ROOT);
+    if (Files.isDirectory(tsdb)) {
+      try (Stream<Path> s = Files.list(tsdb)) {
+        s.map(t -> t.resolve(DataDirLayout.WAL)).filter(Files::isDirectory).forEach(tenants::add);
+      }
+    }
+    Path legacy = dir.resolve(DataDirLayout.LEGACY_WAL_ROOT);
+    if (Files.isDirectory(legacy)) {
+      try (Stream<Path> s = Files.list(legacy)) {
+        s.filter(Files::isDirectory).forEach(tenants::add);
       }
     }
     if (tenants.isEmpty()) {
       throw ToolException.failure(dir + " is neither a tenant WAL directory (segments 00000000, ...) nor a data"
-          + " directory with tenants under wal/");
+          + " directory with tenants under tsdb/<tenant>/" + DataDirLayout.WAL + "/");
     }
+    tenants.sort(java.util.Comparator.comparing(WalInspectCommand::tenantOf));
     return tenants;
+  }
+
+  /** {@code tsdb/<tenant>/weir-wal} or, in the old layout, {@code wal/<tenant>}. */
+  private static String tenantOf(Path wal) {
+    Path name = wal.getFileName();
+    Path parent = wal.toAbsolutePath().normalize().getParent();
+    return name.toString().equals(DataDirLayout.WAL) && parent != null && parent.getFileName() != null
+        ? parent.getFileName().toString() : name.toString();
   }
 
   private static boolean isWal(Path dir) throws IOException {

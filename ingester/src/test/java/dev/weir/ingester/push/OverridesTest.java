@@ -59,6 +59,29 @@ class OverridesTest {
   }
 
   @Test
+  void theShuffleShardSizeIsAPerTenantLimit() throws Exception {
+    Path f = dir.resolve("shard.yaml");
+    Files.writeString(f, """
+        overrides:
+          noisy:
+            ingestion_partitions_tenant_shard_size: 2
+            ingestion_rate: 100
+          everywhere:
+            ingestion_partitions_tenant_shard_size: 0
+        """);
+    Limits defaults = new Limits(30, 1024, 2048, Duration.ofMinutes(10), 150_000, 0, 200_000, Duration.ZERO, 4);
+    Overrides o = Overrides.load(f, defaults);
+    assertThat(o.apply("noisy").ingestionPartitionsTenantShardSize()).isEqualTo(2);
+    assertThat(o.apply("noisy").ingestionRate()).isEqualTo(100);
+    assertThat(o.apply("everywhere").ingestionPartitionsTenantShardSize()).isZero();
+    assertThat(o.apply("other").ingestionPartitionsTenantShardSize()).isEqualTo(4);
+    assertThat(Limits.DEFAULT.ingestionPartitionsTenantShardSize()).as("all partitions by default").isZero();
+    Files.writeString(f, "overrides:\n  a:\n    ingestion_partitions_tenant_shard_size: -1\n");
+    assertThatThrownBy(() -> Overrides.load(f, defaults)).hasMessageContaining("overrides of 'a'")
+        .hasMessageContaining("ingestion-partition-tenant-shard-size must not be negative");
+  }
+
+  @Test
   void mistakesAreNamed() throws Exception {
     Path f = dir.resolve("bad.yaml");
     Files.writeString(f, "overrides:\n  a:\n    ingestion_rat: 5\n");

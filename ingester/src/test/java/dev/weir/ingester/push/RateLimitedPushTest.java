@@ -12,6 +12,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
@@ -49,6 +50,39 @@ class RateLimitedPushTest {
     push.push("limited", samples(50));
     assertThat(passed).containsExactly("limited:30", "limited:20", "limited:20", "limited:50");
     assertThat(registry.get("weir.discarded.samples").tag("reason", "rate_limited").counter().count()).isEqualTo(53);
+  }
+
+  @Test
+  void globalStrategyAdmitsTheLimitDividedByHealthyDistributors() {
+    AtomicInteger distributors = new AtomicInteger(2);
+    Limits l = new Limits(30, 1024, 2048, Duration.ofMinutes(10), 0, 100, 50);
+    RateLimitedPush global = new RateLimitedPush((t, r) -> passed.add(t), t -> l,
+        new IngesterMetrics(registry, System::currentTimeMillis, 0), nanos::get,
+        IngestionRateStrategy.global(distributors::get));
+    global.push("t", samples(50)); // the burst is not divided
+    nanos.addAndGet(Duration.ofSeconds(1).toNanos()); // 100/s shared by 2: 50 tokens back
+    global.push("t", samples(50));
+    assertThatThrownBy(() -> global.push("t", samples(1))).isInstanceOfSatisfying(ClientErrorException.class,
+        e -> assertThat(e.getMessage()).contains("100.0 samples/s across all distributors")
+            .contains("2 healthy in the distributor ring: 50.0 samples/s here"));
+    distributors.set(4);
+    nanos.addAndGet(Duration.ofSeconds(1).toNanos()); // 25 tokens
+    assertThatThrownBy(() -> global.push("t", samples(26))).isInstanceOf(ClientErrorException.class);
+    global.push("t", samples(25));
+    distributors.set(1);
+    nanos.addAndGet(Duration.ofMillis(400).toNanos()); // alone: 40 tokens
+    global.push("t", samples(40));
+    assertThat(passed).hasSize(4);
+  }
+
+  @Test
+  void globalShareArithmetic() {
+    assertThat(IngestionRateStrategy.share(10_000, 1)).isEqualTo(10_000);
+    assertThat(IngestionRateStrategy.share(10_000, 3)).isCloseTo(3333.333, org.assertj.core.data.Offset.offset(0.001));
+    assertThat(IngestionRateStrategy.share(10_000, 0)).as("no distributor in view: the whole limit").isEqualTo(10_000);
+    Limits l = new Limits(30, 1024, 2048, Duration.ofMinutes(10), 0, 9000, 50);
+    assertThat(IngestionRateStrategy.global(() -> 3).rate(l)).isEqualTo(3000);
+    assertThat(IngestionRateStrategy.local().rate(l)).as("local ignores the ring").isEqualTo(9000);
   }
 
   @Test

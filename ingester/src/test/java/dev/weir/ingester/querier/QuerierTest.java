@@ -19,9 +19,12 @@ import dev.weir.ingester.server.RequestMetrics;
 import dev.weir.ingester.server.Tenants;
 import dev.weir.proto.ingester.QueryRequest;
 import dev.weir.proto.prompb.Label;
+import dev.weir.proto.prompb.MetricMetadata;
 import dev.weir.proto.prompb.Sample;
 import dev.weir.proto.prompb.TimeSeries;
 import dev.weir.proto.prompb.WriteRequest;
+import dev.weir.proto.ring.InstanceDesc;
+import dev.weir.proto.ring.InstanceState;
 import dev.weir.proto.ring.RingDesc;
 import dev.weir.ring.InstanceRing;
 import dev.weir.ring.partition.PartitionRing;
@@ -129,10 +132,36 @@ class QuerierTest {
     QuerierConfig config = new QuerierConfig(List.of(prefix + "sg-1", prefix + "sg-2"), List.of(prefix + "ingester"),
         storeAfter, ingestersWithin, timeout, limits.maxSamples(), Duration.ZERO, false);
     sources = new QuerySources(config, false, "", () -> new InstanceRing(RingDesc.getDefaultInstance(), NOW, 1),
-        () -> new PartitionRing(PartitionRingDesc.getDefaultInstance()), () -> true,
+        () -> new PartitionRing(PartitionRingDesc.getDefaultInstance()),
+        () -> new InstanceRing(RingDesc.getDefaultInstance(), NOW, 1), () -> true,
         addr -> InProcessChannelBuilder.forName(addr).build());
     sources.start();
     return new Querier(config, sources, limits, new QuerierMetrics(registry), clock::get);
+  }
+
+  /** A querier that finds sg-1 and sg-2 in a store-gateway ring, both ACTIVE: replicas of each other. */
+  Querier querierOverStoreGatewayRing() {
+    RingDesc.Builder ring = RingDesc.newBuilder();
+    for (String name : List.of("sg-1", "sg-2")) {
+      ring.putInstances(name, InstanceDesc.newBuilder().setId(name).setAddr(prefix + name)
+          .setState(InstanceState.ACTIVE).setHeartbeatTimestamp(NOW).build());
+    }
+    QuerierConfig config = new QuerierConfig(List.of(), List.of(prefix + "ingester"), Duration.ZERO, Duration.ZERO,
+        Duration.ofSeconds(30), 0, Duration.ZERO, false);
+    sources = new QuerySources(config, false, "", () -> new InstanceRing(RingDesc.getDefaultInstance(), NOW, 1),
+        () -> new PartitionRing(PartitionRingDesc.getDefaultInstance()), () -> new InstanceRing(ring.build(), NOW,
+        60_000), () -> true, addr -> InProcessChannelBuilder.forName(addr).build());
+    sources.start();
+    // Replicas hold the same blocks.
+    sg2.series.clear();
+    sg2.series.addAll(sg1.series);
+    return new Querier(config, sources, QueryLimits.UNLIMITED, new QuerierMetrics(registry), clock::get);
+  }
+
+  /** The store-gateway fake the querier asks first for {@link #TENANT}, then the other. */
+  List<FakeStoreGateway> replicaOrder() {
+    String first = sources.storeGateways(TENANT).get(0).replicas().get(0).address();
+    return first.equals(prefix + "sg-1") ? List.of(sg1, sg2) : List.of(sg2, sg1);
   }
 
   Querier querier() {
@@ -253,6 +282,17 @@ class QuerierTest {
   }
 
   @Test
+  void metadataIsGatheredFromTheIngestersOnly() {
+    ingester.push(TENANT, WriteRequest.newBuilder().addMetadata(MetricMetadata.newBuilder()
+        .setMetricFamilyName("up").setType(MetricMetadata.MetricType.GAUGE).setHelp("Up.")).build());
+    Querier q = querier();
+    assertThat(q.metadata(TENANT)).containsOnlyKeys("up");
+    assertThat(q.metadata(TENANT).get("up").getHelp()).isEqualTo("Up.");
+    assertThat(q.metadata("team-b")).isEmpty();
+    assertThat(sg1.requests).as("blocks carry no metadata").isEmpty();
+  }
+
+  @Test
   void anotherTenantSeesNothingOfThisOne() {
     sg1.series.clear();
     sg2.series.clear();
@@ -267,6 +307,48 @@ class QuerierTest {
         .hasMessageContaining("store-gateway " + prefix + "sg-2").hasMessageContaining("UNAVAILABLE bucket unreachable");
     assertThatThrownBy(() -> r.labelNames(0, Long.MAX_VALUE, List.of())).isInstanceOf(ServerErrorException.class)
         .hasMessageContaining("sg-2: LabelNames failed");
+  }
+
+  @Test
+  void aStoreGatewayReplicaFailingWithAServerErrorIsReplacedByTheNextAndTheAnswerIsWhole() {
+    Querier q = querierOverStoreGatewayRing();
+    List<FakeStoreGateway> order = replicaOrder();
+    order.get(0).failWith = Status.UNAVAILABLE.withDescription("connection refused");
+    assertThat(text(q.reader(TENANT, false).select(0, Long.MAX_VALUE, name("up"))).get("up{job=\"api\"}"))
+        .containsExactly("5m=1.0", "4m=0.0", "3m=1.0", "2m=1.0", "1m=1.0");
+    assertThat(order.get(0).requests).hasSize(1);
+    assertThat(order.get(1).requests).hasSize(1);
+    assertThat(registry.scrape()).contains("weir_querier_source_failovers_total{kind=\"store-gateway\"} 1.0");
+    order.get(0).failWith = null;
+    q.reader(TENANT, false).select(0, Long.MAX_VALUE, name("up"));
+    assertThat(order.get(0).requests).as("a healthy first replica answers alone").hasSize(2);
+    assertThat(order.get(1).requests).hasSize(1);
+  }
+
+  @Test
+  void everyReplicaFailingFailsTheQueryNamingEachOfThem() {
+    Querier q = querierOverStoreGatewayRing();
+    sg1.failWith = Status.UNAVAILABLE.withDescription("down one");
+    sg2.hang = true;
+    QuerierConfig config = new QuerierConfig(List.of(), List.of(prefix + "ingester"), Duration.ZERO, Duration.ZERO,
+        Duration.ofMillis(300), 0, Duration.ZERO, false);
+    q = new Querier(config, sources, QueryLimits.UNLIMITED, new QuerierMetrics(registry), clock::get);
+    ReadSource.Reader r = q.reader(TENANT, false);
+    assertThatThrownBy(() -> r.select(0, Long.MAX_VALUE, name("up"))).isInstanceOf(ServerErrorException.class)
+        .hasMessageContaining("the store-gateway ring: every replica failed")
+        .hasMessageContaining("store-gateway sg-1 (" + prefix + "sg-1): QueryStream failed: UNAVAILABLE down one")
+        .hasMessageContaining("store-gateway sg-2 (" + prefix + "sg-2): QueryStream did not answer within PT0.3S");
+  }
+
+  @Test
+  void aClientErrorIsNotAskedOfAnotherReplica() {
+    Querier q = querierOverStoreGatewayRing();
+    List<FakeStoreGateway> order = replicaOrder();
+    order.get(0).failWith = Status.INVALID_ARGUMENT.withDescription("bad matcher");
+    assertThatThrownBy(() -> q.reader(TENANT, false).select(0, Long.MAX_VALUE, name("up")))
+        .isInstanceOfSatisfying(ClientErrorException.class, e -> assertThat(e.httpStatus()).isEqualTo(400))
+        .hasMessageContaining("bad matcher");
+    assertThat(order.get(1).requests).isEmpty();
   }
 
   @Test

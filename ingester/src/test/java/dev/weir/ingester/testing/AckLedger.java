@@ -79,6 +79,11 @@ public final class AckLedger {
     }
   }
 
+  /** The acknowledged write numbers, ascending. */
+  public List<Long> acked() {
+    return List.copyOf(acked);
+  }
+
   public int ackedWrites() {
     return acked.size();
   }

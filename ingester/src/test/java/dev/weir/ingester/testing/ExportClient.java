@@ -29,10 +29,18 @@ public final class ExportClient {
 
   /** Series by their label text ({@code {a="b",...}} in label order). */
   public Map<String, Series> export(String tenant, String selector) throws Exception {
+    return export(tenant, selector, new String[0]);
+  }
+
+  /** As {@link #export(String, String)}, with further request headers as name, value pairs. */
+  public Map<String, Series> export(String tenant, String selector, String... headers) throws Exception {
     String url = baseUrl + "/api/v1/export?match[]=" + URLEncoder.encode(selector, StandardCharsets.UTF_8);
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url));
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url)).timeout(java.time.Duration.ofMinutes(2));
     if (tenant != null) {
       b.header("X-Scope-OrgID", tenant);
+    }
+    for (int i = 0; i < headers.length; i += 2) {
+      b.header(headers[i], headers[i + 1]);
     }
     HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
     if (r.statusCode() != 200) {

@@ -29,6 +29,8 @@ public final class LedgerWriter implements AutoCloseable {
   private final AckLedger ledger;
   private final Sink sink;
   private final AtomicBoolean stop = new AtomicBoolean();
+  /** {@link System#nanoTime()} at each acknowledgement, for tests that count acks in a window. */
+  private final java.util.Queue<Long> ackTimes = new java.util.concurrent.ConcurrentLinkedQueue<>();
   private Thread thread;
 
   public LedgerWriter(AckLedger ledger, Sink sink) {
@@ -42,8 +44,14 @@ public final class LedgerWriter implements AutoCloseable {
     boolean ok = sink.write(ledger, k);
     if (ok) {
       ledger.ack(k);
+      ackTimes.add(System.nanoTime());
     }
     return ok;
+  }
+
+  /** Writes acknowledged in {@code (fromNanos, toNanos]} ({@link System#nanoTime()} when the ack came). */
+  public long acksBetween(long fromNanos, long toNanos) {
+    return ackTimes.stream().filter(t -> t - fromNanos > 0 && t - toNanos <= 0).count();
   }
 
   /** Attempts {@code n} writes in a row; returns how many were acknowledged. */

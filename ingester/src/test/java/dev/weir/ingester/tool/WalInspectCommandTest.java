@@ -67,7 +67,7 @@ class WalInspectCommandTest {
     assertThat(a.get("max_source_offset").asLong()).isEqualTo(129);
     assertThat(a.get("checkpoint").isNull()).isTrue();
     assertThat(a.get("damage").isNull()).isTrue();
-    Path walA = data.resolve("wal/a");
+    Path walA = data.resolve("tsdb/a/weir-wal");
     assertThat(a.get("records").asLong()).isEqualTo(recordStarts(walA).values().stream().mapToLong(List::size).sum());
     assertThat(a.get("segments")).hasSizeGreaterThan(1);
     for (JsonNode s : a.get("segments")) {
@@ -80,7 +80,7 @@ class WalInspectCommandTest {
 
   @Test
   void acceptsOneTenantsWalDirectory() {
-    ToolRun r = ToolRun.of("wal", "inspect", data.resolve("wal/b").toString());
+    ToolRun r = ToolRun.of("wal", "inspect", data.resolve("tsdb/b/weir-wal").toString());
     assertThat(r.code()).as(r.toString()).isZero();
     assertThat(r.lines()).singleElement().satisfies(n -> {
       assertThat(n.get("tenant").asText()).isEqualTo("b");
@@ -89,8 +89,34 @@ class WalInspectCommandTest {
   }
 
   @Test
+  void acceptsOneTenantsTsdbDirectory() {
+    ToolRun r = ToolRun.of("wal", "inspect", data.resolve("tsdb/b").toString());
+    assertThat(r.code()).as(r.toString()).isZero();
+    assertThat(r.lines()).singleElement().satisfies(n -> {
+      assertThat(n.get("tenant").asText()).isEqualTo("b");
+      assertThat(n.get("dir").asText()).isEqualTo(data.resolve("tsdb/b/weir-wal").toString());
+      assertThat(n.get("samples").asLong()).isEqualTo(15);
+    });
+  }
+
+  @Test
+  void readsADataDirectoryStillInTheOldLayoutWithoutMovingIt() throws Exception {
+    Files.createDirectories(data.resolve("wal"));
+    Files.move(data.resolve("tsdb/b/weir-wal"), data.resolve("wal/b"));
+    String before = hashTree(data);
+
+    ToolRun r = ToolRun.of("wal", "inspect", data.toString());
+
+    assertThat(r.code()).as(r.toString()).isZero();
+    assertThat(r.lines()).extracting(n -> n.get("tenant").asText() + " " + n.get("samples").asLong())
+        .containsExactly("a 600", "b 15");
+    assertThat(r.lines().get(1).get("dir").asText()).isEqualTo(data.resolve("wal/b").toString());
+    assertThat(hashTree(data)).isEqualTo(before);
+  }
+
+  @Test
   void aFlippedByteIsReportedWithSegmentAndOffsetAndNothingIsRepaired() throws Exception {
-    Path walA = data.resolve("wal/a");
+    Path walA = data.resolve("tsdb/a/weir-wal");
     Map<Integer, List<Integer>> starts = recordStarts(walA);
     int segment = starts.keySet().iterator().next();
     Path file = Wal.segmentPath(walA, segment);
@@ -118,7 +144,7 @@ class WalInspectCommandTest {
 
   @Test
   void aTornTailIsReportedAndLeftInPlace() throws Exception {
-    Path walB = data.resolve("wal/b");
+    Path walB = data.resolve("tsdb/b/weir-wal");
     Map<Integer, List<Integer>> starts = recordStarts(walB);
     int last = new ArrayList<>(starts.keySet()).get(starts.size() - 1);
     Path file = Wal.segmentPath(walB, last);

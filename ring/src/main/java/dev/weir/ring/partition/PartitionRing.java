@@ -11,13 +11,15 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * An immutable view of the partition ring: partitions with state and tokens, and their owners.
  * The write path shards a series onto the ACTIVE partition owning its {@link
- * dev.weir.ring.SeriesHash token}.
+ * dev.weir.ring.SeriesHash token}, among all ACTIVE partitions or among a tenant's {@link
+ * #shuffleShard shuffle shard}.
  *
- * <p>Thread-safe (immutable).
+ * <p>Thread-safe (immutable; the shuffle-shard cache is a concurrent map).
  */
 public final class PartitionRing {
   private final PartitionRingDesc desc;
@@ -26,6 +28,13 @@ public final class PartitionRing {
   private final int[] activeTokenPartition;
   private final Map<Integer, List<String>> owners = new TreeMap<>();
   private final Map<Integer, Double> ownership = new HashMap<>();
+  /**
+   * Shuffle shards computed on this view, by size and tenant. A new view (any ring change) starts
+   * empty; past {@link #SHARD_CACHE_MAX} entries the cache is cleared, so memory stays bounded
+   * whatever the number of tenants.
+   */
+  private final Map<String, PartitionRing> shards = new ConcurrentHashMap<>();
+  static final int SHARD_CACHE_MAX = 10_000;
 
   public PartitionRing(PartitionRingDesc desc) {
     this.desc = desc;
@@ -91,6 +100,46 @@ public final class PartitionRing {
       throw new IllegalStateException("no ACTIVE partition in the partition ring");
     }
     return activeTokenPartition[Tokens.ownerIndex(activeTokens, seriesToken)];
+  }
+
+  /**
+   * The number of partitions {@link #shuffleShard} returns for {@code size}: all ACTIVE partitions
+   * when {@code size} is 0 (or negative) or not smaller than their number, else {@code size}.
+   */
+  public int shuffleShardSize(int size) {
+    return size <= 0 || size >= active.size() ? active.size() : size;
+  }
+
+  /**
+   * The ring restricted to {@code identifier}'s shuffle shard: {@link #shuffleShardSize} ACTIVE
+   * partitions chosen by {@link ShuffleShard}, with their tokens and owners; this ring itself when
+   * the shard holds every ACTIVE partition. Deterministic for a ring and identifier; cached.
+   */
+  public PartitionRing shuffleShard(String identifier, int size) {
+    int n = shuffleShardSize(size);
+    if (n == active.size()) {
+      return this;
+    }
+    String key = n + "/" + identifier;
+    PartitionRing cached = shards.get(key);
+    if (cached != null) {
+      return cached;
+    }
+    PartitionRingDesc.Builder sub = PartitionRingDesc.newBuilder();
+    for (int p : ShuffleShard.select(desc, identifier, n)) {
+      sub.putPartitions(p, desc.getPartitionsMap().get(p));
+    }
+    desc.getOwnersMap().forEach((id, o) -> {
+      if (sub.containsPartitions(o.getOwnedPartition())) {
+        sub.putOwners(id, o);
+      }
+    });
+    PartitionRing ring = new PartitionRing(sub.build());
+    if (shards.size() >= SHARD_CACHE_MAX) {
+      shards.clear();
+    }
+    shards.put(key, ring);
+    return ring;
   }
 
   /** Instance IDs owning a partition, sorted. */

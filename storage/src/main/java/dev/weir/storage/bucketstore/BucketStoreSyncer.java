@@ -27,6 +27,7 @@ public final class BucketStoreSyncer implements AutoCloseable {
   private volatile boolean stopped;
   private volatile boolean synced;
   private volatile @Nullable String lastError;
+  private volatile Runnable onFirstSync = () -> {};
 
   public BucketStoreSyncer(BucketStore store) {
     this.store = store;
@@ -38,6 +39,11 @@ public final class BucketStoreSyncer implements AutoCloseable {
   /** Runs the next sync now (a query found a block's files gone). */
   public void wakeup() {
     wake.release();
+  }
+
+  /** Runs {@code action} on the sync thread once, right after the first sync succeeded. Call before start. */
+  public void onFirstSync(Runnable action) {
+    this.onFirstSync = action;
   }
 
   public void start() {
@@ -61,12 +67,16 @@ public final class BucketStoreSyncer implements AutoCloseable {
     long start = System.nanoTime();
     try {
       store.sync();
-      if (!synced) {
+      boolean first = !synced;
+      if (first) {
         log.info("msg=\"first bucket sync done\" bucket={} tookMs={}", store.describeBucket(),
             (System.nanoTime() - start) / 1_000_000);
       }
       synced = true;
       lastError = null;
+      if (first) {
+        onFirstSync.run();
+      }
     } catch (Exception e) {
       lastError = e.toString();
       log.error("msg=\"bucket sync failed\" bucket={} err=\"{}\"", store.describeBucket(), e.toString());

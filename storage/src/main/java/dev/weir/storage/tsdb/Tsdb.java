@@ -90,19 +90,19 @@ public final class Tsdb implements AutoCloseable {
   }
 
   /**
-   * Opens every tenant found on disk (blocks loaded, WAL replayed) and starts the background
-   * work.
+   * Moves a data directory of the old layout to the current one ({@link DataDirLayout#migrate}),
+   * opens every tenant found on disk (blocks loaded, WAL replayed) and starts the background work.
    *
    * @throws WalCorruptionException when a WAL is corrupt in the middle and repair was turned off
    *     (by default it is repaired; see {@link #replayReport()})
    */
   public void open() throws IOException, WalCorruptionException {
+    DataDirLayout.migrate(config.dataDir());
     TreeSet<String> found = new TreeSet<>();
-    for (Path p : List.of(config.dataDir().resolve("wal"), config.dataDir().resolve("tsdb"))) {
-      if (Files.isDirectory(p)) {
-        try (Stream<Path> s = Files.list(p)) {
-          s.filter(Files::isDirectory).forEach(d -> found.add(d.getFileName().toString()));
-        }
+    Path root = config.dataDir().resolve(DataDirLayout.TSDB_ROOT);
+    if (Files.isDirectory(root)) {
+      try (Stream<Path> s = Files.list(root)) {
+        s.filter(Files::isDirectory).forEach(d -> found.add(d.getFileName().toString()));
       }
     }
     long t0 = System.nanoTime();
@@ -171,8 +171,7 @@ public final class Tsdb implements AutoCloseable {
     if (db != null) {
       return db;
     }
-    config.walDir(tenant); // refuses a tenant that would name a directory outside its root
-    config.blocksDir(tenant);
+    config.blocksDir(tenant); // refuses a tenant that would name a directory outside its root
     return tenants.computeIfAbsent(tenant, t -> {
       try {
         return TenantDb.open(t, config, metrics, interner, wallClock, seriesLimits.apply(t));

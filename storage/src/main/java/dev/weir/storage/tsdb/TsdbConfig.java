@@ -8,7 +8,7 @@ import java.time.Duration;
 /**
  * Storage settings (flags {@code blocks-storage.tsdb.*}).
  *
- * @param dataDir where {@code wal/<tenant>} and {@code tsdb/<tenant>/<block>} live
+ * @param dataDir where {@code tsdb/<tenant>/} lives: blocks, WAL ({@code weir-wal/}); see {@link DataDirLayout}
  * @param head chunk range (= block range) and samples per chunk
  * @param walSegmentBytes WAL segment size
  * @param fsync when acknowledged writes are fsynced
@@ -63,21 +63,22 @@ public record TsdbConfig(Path dataDir, HeadConfig head, long walSegmentBytes, Fs
   }
 
   /**
-   * The tenant's WAL directory.
+   * The tenant's WAL directory, {@code tsdb/<tenant>/weir-wal}.
    *
-   * @throws dev.weir.storage.errors.ClientErrorException ({@code invalid_tenant}) when the tenant
-   *     would name anything but a direct child of {@code wal/}; see {@link TenantPaths}
+   * @throws dev.weir.storage.errors.ClientErrorException ({@code invalid_tenant}) as {@link #blocksDir}
    */
   public Path walDir(String tenant) {
-    return TenantPaths.child(dataDir.resolve("wal"), tenant);
+    return blocksDir(tenant).resolve(DataDirLayout.WAL);
   }
 
   /**
-   * The tenant's blocks directory.
+   * The tenant's TSDB directory, {@code tsdb/<tenant>}: its blocks, its WAL and what promtool
+   * opens.
    *
-   * @throws dev.weir.storage.errors.ClientErrorException ({@code invalid_tenant}) as {@link #walDir}
+   * @throws dev.weir.storage.errors.ClientErrorException ({@code invalid_tenant}) when the tenant
+   *     would name anything but a direct child of {@code tsdb/}; see {@link TenantPaths}
    */
   public Path blocksDir(String tenant) {
-    return TenantPaths.child(dataDir.resolve("tsdb"), tenant);
+    return TenantPaths.child(dataDir.resolve(DataDirLayout.TSDB_ROOT), tenant);
   }
 }

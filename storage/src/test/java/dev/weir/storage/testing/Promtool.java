@@ -45,7 +45,18 @@ public final class Promtool {
         copyTree(b, db.resolve(b.getFileName().toString()));
       }
     }
-    String dump = run(work, PROMTOOL, "tsdb", "dump", db.toString());
+    return parseDump(run(work, PROMTOOL, "tsdb", "dump", db.toString()));
+  }
+
+  /**
+   * {@code promtool tsdb dump} of a TSDB directory as it stands (a tenant's {@code
+   * <data-dir>/tsdb/<tenant>}, also of a running ingester): series → "value timestamp" lines.
+   */
+  public static Map<String, List<String>> dumpInPlace(Path tsdbDir) throws Exception {
+    return parseDump(run(tsdbDir, PROMTOOL, "tsdb", "dump", tsdbDir.toString()));
+  }
+
+  private static Map<String, List<String>> parseDump(String dump) {
     Map<String, List<String>> out = new TreeMap<>();
     for (String line : dump.split("\n")) {
       if (line.isBlank()) {

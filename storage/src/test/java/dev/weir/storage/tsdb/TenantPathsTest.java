@@ -46,8 +46,9 @@ class TenantPathsTest {
       assertThat(dir.resolve("escaped")).doesNotExist();
       assertThat(dir.resolve("abs")).doesNotExist();
       assertThat(dir.resolve("data/wal/victim")).doesNotExist();
+      assertThat(dir.resolve("data/tsdb/victim")).doesNotExist();
       t.tenant("fine");
-      assertThat(Files.isDirectory(dir.resolve("data/wal/fine"))).isTrue();
+      assertThat(Files.isDirectory(dir.resolve("data/tsdb/fine/weir-wal"))).isTrue();
     } finally {
       t.close();
     }

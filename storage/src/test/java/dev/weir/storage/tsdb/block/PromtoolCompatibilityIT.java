@@ -54,6 +54,8 @@ class PromtoolCompatibilityIT {
     }
     tsdb.compactAll();
     assertThat(tsdb.tenant("t1").blocks()).hasSize(2);
+    // In place, with the storage open: the tenant directory is a TSDB directory promtool opens.
+    assertThat(Promtool.dumpInPlace(dir.resolve("data/tsdb/t1"))).as("dumped in place").isEqualTo(written);
     tsdb.close();
     Map<String, List<String>> dumped = Promtool.dump(dir.resolve("data/tsdb/t1"), dir.resolve("prom"));
     String analyze = Promtool.run(dir, Promtool.PROMTOOL, "tsdb", "analyze", dir.resolve("prom").toString());
