@@ -8,6 +8,8 @@ import dev.weir.ingester.api.RemoteReadApi;
 import dev.weir.ingester.api.OtlpApi;
 import dev.weir.ingester.api.RemoteWriteApi;
 import dev.weir.ingester.api.PrometheusHttpApi;
+import dev.weir.ingester.api.QueryFreshness;
+import dev.weir.ingester.api.UserLag;
 import dev.weir.ingester.api.ReadSource;
 import dev.weir.ingester.compactor.CompactorService;
 import dev.weir.ingester.config.ConfigException;
@@ -23,6 +25,8 @@ import dev.weir.ingester.ingest.PartitionReaderService;
 import dev.weir.ingester.ingest.PartitionRingService;
 import dev.weir.ingester.ingest.PrepareDownscaleApi;
 import dev.weir.ingester.ingest.ReadConsistency;
+import dev.weir.ingester.ingest.ReadLevel;
+import dev.weir.ingester.ingest.UserLagMetrics;
 import dev.weir.ingester.lifecycle.Service;
 import dev.weir.ingester.lifecycle.ServiceManager;
 import dev.weir.ingester.push.Ingester;
@@ -54,6 +58,7 @@ import dev.weir.ring.kv.KvMetrics;
 import dev.weir.ring.lifecycle.RingMetrics;
 import dev.weir.ring.partition.PartitionIds;
 import dev.weir.storage.errors.ClientErrorException;
+import dev.weir.storage.ingest.PartitionFreshness;
 import dev.weir.storage.ingest.ReaderMetrics;
 import dev.weir.storage.ingest.WriterMetrics;
 import dev.weir.storage.progress.ProgressBoard;
@@ -240,8 +245,19 @@ public final class Weir {
     }
 
     AtomicReference<ReadConsistency> consistency = new AtomicReference<>(ReadConsistency.IMMEDIATE);
+    ReadConsistency current = new ReadConsistency() {
+      @Override
+      public void await(ReadLevel level) {
+        consistency.get().await(level);
+      }
+
+      @Override
+      public List<PartitionFreshness> freshness() {
+        return consistency.get().freshness();
+      }
+    };
     GrpcServer grpc = new GrpcServer(config.server(),
-        List.of(new IngesterGrpcService(push, ingester, () -> consistency.get().awaitStrong(), config.api())),
+        List.of(new IngesterGrpcService(push, ingester, current, config.api(), id)),
         List.of(GrpcInterceptors.tenant(config.tenants()), GrpcInterceptors.metrics(requestMetrics)), requestMetrics);
     list.add(grpc);
 
@@ -261,11 +277,12 @@ public final class Weir {
     }
 
     HttpRouter router = new HttpRouter();
-    ReadConsistency strong = () -> consistency.get().awaitStrong();
     if (ingester != null) {
-      ReadSource local = ReadSource.of(ingester, strong);
-      new PrometheusHttpApi(local, config.tenants()).register(router);
-      new RemoteReadApi(local, config.tenants(), config.api()).register(router);
+      ReadSource local = ReadSource.of(ingester, current);
+      QueryFreshness fresh = queryFreshness(config, clock);
+      new PrometheusHttpApi(local, config.tenants(), fresh).register(router);
+      new RemoteReadApi(local, config.tenants(), config.api(), fresh).register(router);
+      new UserLag(UserLag.local(ingester, current, id), config.tenants(), clock).register(router);
       new MetadataApi(ingester::metadata, config.tenants()).register(router);
     }
     new JsonImport(push, config.tenants()).register(router);
@@ -302,6 +319,10 @@ public final class Weir {
           config.server().gracefulShutdownTimeout(), ring::activate, progress);
       consistency.set(reader);
       list.add(reader);
+      if (ingest.userLagMetricsEnabled()) {
+        list.add(new UserLagMetrics(registry, ingester.tsdb(), reader::freshness, ingest.userLagMetricsMaxTenants(),
+            clock));
+      }
     }
 
     ServiceManager services = new ServiceManager(list);
@@ -398,8 +419,10 @@ public final class Weir {
     Querier querier = new Querier(config.querier(), sources, new QueryLimits(config.api().maxFetchedSeriesPerQuery(),
         config.querier().maxFetchedSamplesPerQuery()), new QuerierMetrics(registry), clock);
     HttpRouter router = new HttpRouter();
-    new PrometheusHttpApi(querier, config.tenants()).register(router);
-    new RemoteReadApi(querier, config.tenants(), config.api()).register(router);
+    QueryFreshness fresh = queryFreshness(config, clock);
+    new PrometheusHttpApi(querier, config.tenants(), fresh).register(router);
+    new RemoteReadApi(querier, config.tenants(), config.api(), fresh).register(router);
+    new UserLag(querier::userLag, config.tenants(), clock).register(router);
     new MetadataApi(querier::metadata, config.tenants()).register(router);
     RingPages.register(router, ring::instanceRing, ring::partitionRing, ring::kvConnected);
     RingPages.registerStoreGatewayRing(router, storeGateways::instanceRing, storeGateways::kvConnected);
@@ -439,6 +462,10 @@ public final class Weir {
 
   public PrometheusMeterRegistry registry() {
     return registry;
+  }
+
+  private static QueryFreshness queryFreshness(WeirConfig config, LongSupplier clock) {
+    return new QueryFreshness(config.querier().maxPartitionLag(), config.querier().failOnHighPartitionLag(), clock);
   }
 
   /** Whether this target runs a gRPC server (block-builder, querier and compactor do not). */

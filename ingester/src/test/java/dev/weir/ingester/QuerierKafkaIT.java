@@ -63,8 +63,7 @@ class QuerierKafkaIT {
           "--auth.multitenancy-enabled=false", "--ingester.ring.heartbeat-timeout=3s"));
       all.add(querier);
       for (WeirProcess w : List.of(distributor, querier)) {
-        await().atMost(30, TimeUnit.SECONDS).until(() -> w.get("/ingester/partition-ring")
-            .split("<td>ACTIVE</td>", -1).length - 1 == 2);
+        KafkaCluster.awaitActivePartitions(w, 2);
       }
 
       Map<String, List<Double>> written = write(distributor);

@@ -1,17 +1,23 @@
 package dev.weir.ingester.api;
 
 import dev.weir.ingester.ingest.ReadConsistency;
+import dev.weir.ingester.ingest.ReadLevel;
+import dev.weir.ingester.push.ProducedOffsets;
 import dev.weir.ingester.push.Ingester;
 import dev.weir.ingester.push.PushHandler;
 import dev.weir.ingester.server.GrpcInterceptors;
 import dev.weir.ingester.server.GrpcStatuses;
+import dev.weir.proto.ingester.UserLagRequest;
+import dev.weir.proto.ingester.UserLagResponse;
 import dev.weir.proto.ingester.MetricsMetadataRequest;
 import dev.weir.proto.ingester.MetricsMetadataResponse;
 import dev.weir.proto.ingester.WriteResponse;
 import dev.weir.proto.prompb.TimeSeries;
 import dev.weir.proto.prompb.WriteRequest;
+import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
+import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -27,14 +33,17 @@ public final class IngesterGrpcService extends QueryingIngesterService {
   private final @Nullable Ingester ingester;
   private final ReadConsistency consistency;
   private final ApiLimits limits;
+  private final String instanceId;
 
   /**
    * @param push what Push does (the ingester, a distributor, or a refusal)
    * @param ingester serves the query methods; null in a distributor-only process
    * @param limits the per-request series and sample limits Push applies, as remote write does
+   * @param instanceId this instance's ID, named in UserLag answers
    */
   public IngesterGrpcService(PushHandler push, @Nullable Ingester ingester, ReadConsistency consistency,
-      ApiLimits limits) {
+      ApiLimits limits, String instanceId) {
+    this.instanceId = instanceId;
     this.push = push;
     this.ingester = ingester;
     this.consistency = consistency;
@@ -42,13 +51,28 @@ public final class IngesterGrpcService extends QueryingIngesterService {
   }
 
   @Override
-  protected ReadSource.Reader reader(String tenant, boolean strong) {
+  protected ReadSource.Reader reader(String tenant, ReadLevel level) {
     Ingester i = ingester;
     if (i == null) {
       throw Status.UNIMPLEMENTED.withDescription("this process runs no ingester (--target=distributor):"
           + " query an ingester").asRuntimeException();
     }
-    return ReadSource.of(i, consistency).reader(tenant, strong);
+    return ReadSource.of(i, consistency).reader(tenant, level);
+  }
+
+  @Override
+  public void userLag(UserLagRequest request, StreamObserver<UserLagResponse> out) {
+    try {
+      Ingester i = ingester;
+      if (i == null) {
+        throw Status.UNIMPLEMENTED.withDescription("this process runs no ingester (--target=distributor)")
+            .asRuntimeException();
+      }
+      out.onNext(UserLag.local(i, consistency, instanceId, GrpcInterceptors.TENANT.get()));
+      out.onCompleted();
+    } catch (RuntimeException e) {
+      out.onError(GrpcStatuses.toStatus(e));
+    }
   }
 
   @Override
@@ -76,7 +100,11 @@ public final class IngesterGrpcService extends QueryingIngesterService {
         samples += ts.getSamplesCount() + ts.getHistogramsCount();
       }
       limits.checkWriteRequest(request.getTimeseriesCount(), samples);
-      push.push(GrpcInterceptors.TENANT.get(), request);
+      Map<Integer, Long> produced = ProducedOffsets.capture(() -> push.push(GrpcInterceptors.TENANT.get(), request));
+      Metadata headers = GrpcInterceptors.RESPONSE_HEADERS.get();
+      if (!produced.isEmpty() && headers != null) {
+        headers.put(GrpcInterceptors.PRODUCED_OFFSETS, ReadLevel.formatOffsets(produced));
+      }
       out.onNext(WriteResponse.getDefaultInstance());
       out.onCompleted();
     } catch (RuntimeException e) {

@@ -3,6 +3,7 @@ package dev.weir.ingester.api;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import dev.weir.ingester.push.ProducedOffsets;
 import dev.weir.ingester.push.PushHandler;
 import dev.weir.ingester.server.HttpExchange;
 import dev.weir.ingester.server.HttpRouter;
@@ -19,6 +20,7 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -59,8 +61,8 @@ public final class JsonImport {
         }
       }
     }
-    push.push(tenant, req.build());
-    ex.respond(204, "text/plain", new byte[0]);
+    Map<Integer, Long> produced = ProducedOffsets.capture(() -> push.push(tenant, req.build()));
+    ex.respond(204, "text/plain", new byte[0], RemoteWriteApi.producedHeader(produced));
   }
 
   static TimeSeries parseLine(String line, int lineNo) {

@@ -4,6 +4,7 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Message;
 import com.google.protobuf.util.JsonFormat;
 import dev.weir.ingester.push.IngesterMetrics;
+import dev.weir.ingester.push.ProducedOffsets;
 import dev.weir.ingester.push.PushHandler;
 import dev.weir.ingester.server.HttpExchange;
 import dev.weir.ingester.server.HttpRouter;
@@ -35,7 +36,8 @@ import java.util.zip.GZIPInputStream;
  * rest is stored, the refused points are counted in {@code weir_discarded_samples_total} by
  * reason), 413 for a body over {@code --distributor.max-recv-msg-size} after decompression or
  * over the per-request series and sample limits, 415 for another content type or encoding, 429
- * for the rate limit, 5xx for server errors (the exporter retries).
+ * for the rate limit, 5xx for server errors (the exporter retries). In Kafka mode a 200 carries
+ * {@code X-Weir-Produced-Offsets}, as remote write does.
  *
  * <p>Thread-safe.
  */
@@ -81,9 +83,10 @@ public final class OtlpApi {
       }
       limits.checkWriteRequest(write.getTimeseriesCount(), samples);
       ClientErrorException pushError = null;
+      Map<Integer, Long> produced = Map.of();
       if (write.getTimeseriesCount() > 0) {
         try {
-          push.push(tenant, write);
+          produced = ProducedOffsets.capture(() -> push.push(tenant, write));
         } catch (ClientErrorException e) {
           pushError = e;
         }
@@ -94,10 +97,11 @@ public final class OtlpApi {
       if (pushError != null) {
         throw pushError;
       }
-      respond(ex, 200, ExportMetricsServiceResponse.getDefaultInstance(), json);
+      respond(ex, 200, ExportMetricsServiceResponse.getDefaultInstance(), json,
+          RemoteWriteApi.producedHeader(produced));
     } catch (ClientErrorException e) {
       respond(ex, e.httpStatus(), com.google.rpc.Status.newBuilder().setCode(rpcCode(e.httpStatus()))
-          .setMessage(e.getMessage()).build(), json);
+          .setMessage(e.getMessage()).build(), json, Map.of());
     }
   }
 
@@ -169,7 +173,8 @@ public final class OtlpApi {
     }
   }
 
-  private static void respond(HttpExchange ex, int status, Message message, boolean json) {
+  private static void respond(HttpExchange ex, int status, Message message, boolean json,
+      Map<String, String> headers) {
     if (json) {
       String text;
       try {
@@ -177,9 +182,9 @@ public final class OtlpApi {
       } catch (InvalidProtocolBufferException e) {
         throw new IllegalStateException(e);
       }
-      ex.respond(status, JSON, text.getBytes(StandardCharsets.UTF_8));
+      ex.respond(status, JSON, text.getBytes(StandardCharsets.UTF_8), headers);
     } else {
-      ex.respond(status, PROTOBUF, message.toByteArray());
+      ex.respond(status, PROTOBUF, message.toByteArray(), headers);
     }
   }
 

@@ -1,5 +1,6 @@
 package dev.weir.ingester.api;
 
+import dev.weir.ingester.ingest.ReadLevel;
 import dev.weir.ingester.push.Validator;
 import dev.weir.ingester.server.HttpExchange;
 import dev.weir.ingester.server.HttpRouter;
@@ -25,7 +26,9 @@ import org.jspecify.annotations.Nullable;
  * "timestamps":[...]}}, VictoriaMetrics' export format) for exact verification.
  *
  * <p>The tenant comes from {@code X-Scope-OrgID}; {@code X-Read-Consistency: strong} first waits
- * until every write accepted before the query is readable (Kafka mode). Errors are answered as
+ * until every write accepted before the query is readable, {@code X-Read-Consistency-Offsets}
+ * until the named writes are (Kafka mode, see {@link ReadLevel}). Every answer says how fresh it is
+ * ({@link QueryFreshness}: a header, and warnings in the JSON). Errors are answered as
  * Prometheus does: {@code {"status":"error","errorType":"bad_data","error":"..."}}, with errorType
  * {@code bad_data} (400), {@code client_error} (other 4xx, e.g. a query limit's 422) or
  * {@code unavailable} (503: a server error, e.g. a querier's source failed). The data comes from a
@@ -37,10 +40,13 @@ public final class PrometheusHttpApi {
 
   private final ReadSource source;
   private final Tenants tenants;
+  private final QueryFreshness freshness;
 
-  public PrometheusHttpApi(ReadSource source, Tenants tenants) {
+  /** @param freshness the {@link QueryFreshness#HEADER} header and the lag warnings or failure */
+  public PrometheusHttpApi(ReadSource source, Tenants tenants, QueryFreshness freshness) {
     this.source = source;
     this.tenants = tenants;
+    this.freshness = freshness;
   }
 
   public void register(HttpRouter router) {
@@ -58,7 +64,8 @@ public final class PrometheusHttpApi {
   private void guarded(HttpExchange ex, Endpoint e) throws Exception {
     try {
       String tenant = tenants.resolve(ex.header(Tenants.HEADER));
-      e.serve(ex, source.reader(tenant, "strong".equalsIgnoreCase(ex.header("X-Read-Consistency"))));
+      ReadLevel level = ReadLevel.parse(ex.header(ReadLevel.CONSISTENCY_HEADER), ex.header(ReadLevel.OFFSETS_HEADER));
+      e.serve(ex, source.reader(tenant, level));
     } catch (ClientErrorException err) {
       if (ex.responded()) {
         throw err;
@@ -72,7 +79,8 @@ public final class PrometheusHttpApi {
     }
   }
 
-  private static void respondError(HttpExchange ex, int status, String type, @Nullable String message) {
+  /** A Prometheus API error: {@code {"status":"error","errorType":type,"error":message}}. */
+  static void respondError(HttpExchange ex, int status, String type, @Nullable String message) {
     StringBuilder sb = new StringBuilder();
     new JsonWriter(sb).raw("{\"status\":\"error\",\"errorType\":").string(type)
         .raw(",\"error\":").string(String.valueOf(message)).raw('}');
@@ -117,7 +125,7 @@ public final class PrometheusHttpApi {
       first = false;
       w.labels(l);
     }
-    respondJson(ex, w.raw("]}"));
+    respondJson(ex, reader, w.raw("]"));
   }
 
   private void labels(HttpExchange ex, ReadSource.Reader reader) {
@@ -129,7 +137,7 @@ public final class PrometheusHttpApi {
     for (List<Matcher> sel : q.selectors()) {
       names.addAll(reader.labelNames(q.start(), q.end(), sel));
     }
-    respondJson(ex, stringList(names));
+    respondJson(ex, reader, stringList(names));
   }
 
   private void labelValues(HttpExchange ex, ReadSource.Reader reader) {
@@ -145,7 +153,7 @@ public final class PrometheusHttpApi {
     for (List<Matcher> sel : q.selectors()) {
       values.addAll(reader.labelValues(name, q.start(), q.end(), sel));
     }
-    respondJson(ex, stringList(values));
+    respondJson(ex, reader, stringList(values));
   }
 
   private void export(HttpExchange ex, ReadSource.Reader reader) throws Exception {
@@ -157,7 +165,8 @@ public final class PrometheusHttpApi {
         found.putIfAbsent(s.labels(), s);
       }
     }
-    try (OutputStream out = ex.stream(200, "application/stream+json; charset=utf-8")) {
+    QueryFreshness.Verdict verdict = freshness.check(reader.freshness());
+    try (OutputStream out = ex.stream(200, "application/stream+json; charset=utf-8", verdict.headers())) {
       StringBuilder sb = new StringBuilder(4096);
       JsonWriter w = new JsonWriter(sb);
       for (SeriesChunks s : found.values()) {
@@ -201,10 +210,25 @@ public final class PrometheusHttpApi {
       first = false;
       w.string(v);
     }
-    return w.raw("]}");
+    return w.raw("]");
   }
 
-  private static void respondJson(HttpExchange ex, JsonWriter w) {
-    ex.respond(200, JSON, w.toString().getBytes(StandardCharsets.UTF_8));
+  /**
+   * Closes a success body whose data is written ({@code {"status":"success","data":...}}),
+   * adding the freshness warnings, and answers it with the freshness header.
+   */
+  private void respondJson(HttpExchange ex, ReadSource.Reader reader, JsonWriter w) {
+    QueryFreshness.Verdict verdict = freshness.check(reader.freshness());
+    if (!verdict.warnings().isEmpty()) {
+      w.raw(",\"warnings\":[");
+      for (int i = 0; i < verdict.warnings().size(); i++) {
+        if (i > 0) {
+          w.raw(',');
+        }
+        w.string(verdict.warnings().get(i));
+      }
+      w.raw(']');
+    }
+    ex.respond(200, JSON, w.raw('}').toString().getBytes(StandardCharsets.UTF_8), verdict.headers());
   }
 }

@@ -1,5 +1,6 @@
 package dev.weir.ingester.api;
 
+import dev.weir.ingester.ingest.ReadLevel;
 import dev.weir.ingester.server.GrpcInterceptors;
 import dev.weir.ingester.server.GrpcStatuses;
 import dev.weir.proto.ingester.IngesterGrpc;
@@ -7,15 +8,18 @@ import dev.weir.proto.ingester.LabelNamesRequest;
 import dev.weir.proto.ingester.LabelNamesResponse;
 import dev.weir.proto.ingester.LabelValuesRequest;
 import dev.weir.proto.ingester.LabelValuesResponse;
+import dev.weir.proto.ingester.PartitionLag;
 import dev.weir.proto.ingester.QueryRequest;
 import dev.weir.proto.ingester.QueryStreamResponse;
 import dev.weir.proto.prompb.Label;
 import dev.weir.proto.prompb.Sample;
 import dev.weir.proto.prompb.TimeSeries;
+import dev.weir.storage.ingest.PartitionFreshness;
 import dev.weir.storage.tsdb.head.SeriesChunks;
 import dev.weir.storage.tsdb.labels.Labels;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -35,13 +39,14 @@ public abstract class QueryingIngesterService extends IngesterGrpc.IngesterImplB
   /**
    * The reader for one call.
    *
-   * @param strong the call carries {@code x-read-consistency: strong}
+   * @param level what the call's {@code x-read-consistency} and {@code x-read-consistency-offsets} ask
    * @throws RuntimeException mapped through {@link GrpcStatuses}, e.g. when this process has no data
    */
-  protected abstract ReadSource.Reader reader(String tenant, boolean strong);
+  protected abstract ReadSource.Reader reader(String tenant, ReadLevel level);
 
   private ReadSource.Reader reader() {
-    return reader(GrpcInterceptors.TENANT.get(), Boolean.TRUE.equals(GrpcInterceptors.STRONG_READ.get()));
+    ReadLevel level = GrpcInterceptors.READ_LEVEL.get();
+    return reader(GrpcInterceptors.TENANT.get(), level == null ? ReadLevel.EVENTUAL : level);
   }
 
   @Override
@@ -49,7 +54,9 @@ public abstract class QueryingIngesterService extends IngesterGrpc.IngesterImplB
     try {
       long mint = request.getStartTimestampMs();
       long maxt = request.getEndTimestampMs();
-      streamSeries(reader().select(mint, maxt, Matchers.fromProto(request.getMatchersList())), mint, maxt, out);
+      ReadSource.Reader r = reader();
+      streamSeries(r.select(mint, maxt, Matchers.fromProto(request.getMatchersList())), mint, maxt,
+          toProto(r.freshness()), out);
     } catch (RuntimeException e) {
       out.onError(GrpcStatuses.toStatus(e));
     }
@@ -58,9 +65,11 @@ public abstract class QueryingIngesterService extends IngesterGrpc.IngesterImplB
   @Override
   public final void labelNames(LabelNamesRequest request, StreamObserver<LabelNamesResponse> out) {
     try {
-      List<String> names = reader().labelNames(request.getStartTimestampMs(), request.getEndTimestampMs(),
+      ReadSource.Reader r = reader();
+      List<String> names = r.labelNames(request.getStartTimestampMs(), request.getEndTimestampMs(),
           Matchers.fromProto(request.getMatchersList()));
-      out.onNext(LabelNamesResponse.newBuilder().addAllLabelNames(names).build());
+      out.onNext(LabelNamesResponse.newBuilder().addAllLabelNames(names).addAllFreshness(toProto(r.freshness()))
+          .build());
       out.onCompleted();
     } catch (RuntimeException e) {
       out.onError(GrpcStatuses.toStatus(e));
@@ -70,9 +79,11 @@ public abstract class QueryingIngesterService extends IngesterGrpc.IngesterImplB
   @Override
   public final void labelValues(LabelValuesRequest request, StreamObserver<LabelValuesResponse> out) {
     try {
-      List<String> values = reader().labelValues(request.getLabelName(), request.getStartTimestampMs(),
+      ReadSource.Reader r = reader();
+      List<String> values = r.labelValues(request.getLabelName(), request.getStartTimestampMs(),
           request.getEndTimestampMs(), Matchers.fromProto(request.getMatchersList()));
-      out.onNext(LabelValuesResponse.newBuilder().addAllLabelValues(values).build());
+      out.onNext(LabelValuesResponse.newBuilder().addAllLabelValues(values).addAllFreshness(toProto(r.freshness()))
+          .build());
       out.onCompleted();
     } catch (RuntimeException e) {
       out.onError(GrpcStatuses.toStatus(e));
@@ -81,10 +92,12 @@ public abstract class QueryingIngesterService extends IngesterGrpc.IngesterImplB
 
   /**
    * Sends the series' samples in {@code [mint, maxt]} in messages of {@link #SERIES_PER_MESSAGE}
-   * series (series without samples in the range are left out) and completes the call; stops
-   * early, without completing, when the client cancelled.
+   * series (series without samples in the range are left out), the freshness in the last message
+   * (a message of its own when there is no series), and completes the call; stops early, without
+   * completing, when the client cancelled.
    */
-  static void streamSeries(List<SeriesChunks> series, long mint, long maxt, StreamObserver<QueryStreamResponse> out) {
+  static void streamSeries(List<SeriesChunks> series, long mint, long maxt, List<PartitionLag> freshness,
+      StreamObserver<QueryStreamResponse> out) {
     ServerCallStreamObserver<QueryStreamResponse> call = (ServerCallStreamObserver<QueryStreamResponse>) out;
     QueryStreamResponse.Builder batch = QueryStreamResponse.newBuilder();
     for (SeriesChunks s : series) {
@@ -101,10 +114,28 @@ public abstract class QueryingIngesterService extends IngesterGrpc.IngesterImplB
         batch.clear();
       }
     }
-    if (batch.getTimeseriesCount() > 0) {
+    batch.addAllFreshness(freshness);
+    if (batch.getTimeseriesCount() > 0 || batch.getFreshnessCount() > 0) {
       out.onNext(batch.build());
     }
     out.onCompleted();
+  }
+
+  /** Freshness as sent to a querier. */
+  static List<PartitionLag> toProto(List<PartitionFreshness> freshness) {
+    List<PartitionLag> out = new ArrayList<>(freshness.size());
+    for (PartitionFreshness f : freshness) {
+      out.add(PartitionLag.newBuilder().setPartition(f.partition()).setConsumedOffset(f.consumedOffset())
+          .setEndOffset(f.endOffset()).setRecordsBehind(f.recordsBehind()).setConsumedUpToMs(f.consumedUpToMillis())
+          .setReady(f.ready()).build());
+    }
+    return out;
+  }
+
+  /** Freshness as a querier receives it. */
+  public static PartitionFreshness fromProto(PartitionLag p) {
+    return new PartitionFreshness(p.getPartition(), p.getConsumedOffset(), p.getEndOffset(), p.getRecordsBehind(),
+        p.getConsumedUpToMs(), p.getReady());
   }
 
   static TimeSeries toProto(Labels labels, SeriesChunks.Samples samples) {

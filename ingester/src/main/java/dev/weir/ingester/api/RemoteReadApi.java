@@ -2,6 +2,7 @@ package dev.weir.ingester.api;
 
 import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.InvalidProtocolBufferException;
+import dev.weir.ingester.ingest.ReadLevel;
 import dev.weir.ingester.server.HttpExchange;
 import dev.weir.ingester.server.HttpRouter;
 import dev.weir.ingester.server.Tenants;
@@ -38,7 +39,10 @@ import org.xerial.snappy.Snappy;
  * </ul>
  *
  * A request that decompresses to more than 1 MiB answers 413; limits on series and chunk bytes per
- * query answer 422. Thread-safe.
+ * query answer 422. Read consistency headers as in {@link PrometheusHttpApi}; the answer carries
+ * {@link QueryFreshness#HEADER} (remote read has no warnings: a partition lagging over
+ * {@code querier.max-partition-lag} only fails it, with {@code fail-on-high-partition-lag}).
+ * Thread-safe.
  */
 public final class RemoteReadApi {
   static final String STREAMED_TYPE = "application/x-streamed-protobuf; proto=prometheus.ChunkedReadResponse";
@@ -54,12 +58,17 @@ public final class RemoteReadApi {
   private final ReadSource source;
   private final Tenants tenants;
   private final ApiLimits limits;
+  private final QueryFreshness freshness;
 
-  /** @param source the local ingester or the querier */
-  public RemoteReadApi(ReadSource source, Tenants tenants, ApiLimits limits) {
+  /**
+   * @param source the local ingester or the querier
+   * @param freshness the {@link QueryFreshness#HEADER} header and the lag failure
+   */
+  public RemoteReadApi(ReadSource source, Tenants tenants, ApiLimits limits, QueryFreshness freshness) {
     this.source = source;
     this.tenants = tenants;
     this.limits = limits;
+    this.freshness = freshness;
   }
 
   public void register(HttpRouter router) {
@@ -69,7 +78,8 @@ public final class RemoteReadApi {
   private void serve(HttpExchange ex) throws IOException {
     String tenant = tenants.resolve(ex.header(Tenants.HEADER));
     ReadRequest req = decode(ex.bodyBytes());
-    ReadSource.Reader reader = source.reader(tenant, "strong".equalsIgnoreCase(ex.header("X-Read-Consistency")));
+    ReadLevel level = ReadLevel.parse(ex.header(ReadLevel.CONSISTENCY_HEADER), ex.header(ReadLevel.OFFSETS_HEADER));
+    ReadSource.Reader reader = source.reader(tenant, level);
     boolean streamed = false;
     for (ReadRequest.ResponseType t : req.getAcceptedResponseTypesList()) {
       if (t == ReadRequest.ResponseType.STREAMED_XOR_CHUNKS) {
@@ -131,8 +141,9 @@ public final class RemoteReadApi {
       }
       resp.addResults(r);
     }
-    ex.respond(200, "application/x-protobuf", Snappy.compress(resp.build().toByteArray()),
-        Map.of("Content-Encoding", "snappy"));
+    Map<String, String> headers = new java.util.HashMap<>(freshness.check(reader.freshness()).headers());
+    headers.put("Content-Encoding", "snappy");
+    ex.respond(200, "application/x-protobuf", Snappy.compress(resp.build().toByteArray()), headers);
   }
 
   private void streamChunks(HttpExchange ex, ReadSource.Reader reader, ReadRequest req) throws IOException {
@@ -141,7 +152,7 @@ public final class RemoteReadApi {
     for (Query q : req.getQueriesList()) {
       selected.add(select(reader, q));
     }
-    try (OutputStream out = ex.stream(200, STREAMED_TYPE)) {
+    try (OutputStream out = ex.stream(200, STREAMED_TYPE, freshness.check(reader.freshness()).headers())) {
       for (int qi = 0; qi < selected.size(); qi++) {
         for (SeriesChunks s : selected.get(qi)) {
           ChunkedSeries.Builder cs = newSeries(s.labels());

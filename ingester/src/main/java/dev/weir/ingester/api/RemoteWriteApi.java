@@ -1,8 +1,10 @@
 package dev.weir.ingester.api;
 
+import dev.weir.ingester.ingest.ReadLevel;
 import dev.weir.ingester.logging.RateLimitedLog;
 import dev.weir.ingester.push.IngesterMetrics;
 import dev.weir.ingester.push.PartialWriteException;
+import dev.weir.ingester.push.ProducedOffsets;
 import dev.weir.ingester.push.PushErrors;
 import dev.weir.ingester.push.PushHandler;
 import dev.weir.ingester.server.HttpExchange;
@@ -37,6 +39,9 @@ import org.slf4j.LoggerFactory;
  * are refused and exemplars are not stored yet (as for 1.0), so those headers say 0; created
  * timestamps are read and ignored, as Prometheus does without its created-timestamp-zero-ingestion
  * feature.
+ *
+ * <p>In Kafka mode a 2xx carries {@code X-Weir-Produced-Offsets: partition:offset,...}, the last
+ * record produced per partition, for read-your-writes queries ({@code X-Read-Consistency-Offsets}).
  *
  * <p>Thread-safe.
  */
@@ -79,8 +84,13 @@ public final class RemoteWriteApi {
     }
     WireBatch request = decode(ex.bodyBytes());
     limits.checkWriteRequest(request.size(), request.samples());
-    push.push(tenant, request);
-    ex.respond(200, "text/plain", new byte[0]);
+    Map<Integer, Long> produced = ProducedOffsets.capture(() -> push.push(tenant, request));
+    ex.respond(200, "text/plain", new byte[0], producedHeader(produced));
+  }
+
+  /** {@code X-Weir-Produced-Offsets} when the write went to Kafka, else no header. */
+  static Map<String, String> producedHeader(Map<Integer, Long> produced) {
+    return produced.isEmpty() ? Map.of() : Map.of(ReadLevel.PRODUCED_OFFSETS_HEADER, ReadLevel.formatOffsets(produced));
   }
 
   /**
@@ -136,9 +146,10 @@ public final class RemoteWriteApi {
     }
     limits.checkWriteRequest(batch.size(), batch.samples());
     long refusedBehind = 0;
+    Map<Integer, Long> produced = Map.of();
     try {
       if (batch.size() > 0 || !batch.metadata().isEmpty()) {
-        push.push(tenant, batch);
+        produced = ProducedOffsets.capture(() -> push.push(tenant, batch));
       }
     } catch (PartialWriteException e) {
       refusedBehind = e.refused();
@@ -159,14 +170,21 @@ public final class RemoteWriteApi {
       respondV2(ex, 400, e.getMessage(), samplesWritten, histogramsWritten);
       return;
     }
-    respondV2(ex, 204, null, samplesWritten, histogramsWritten);
+    respondV2(ex, 204, null, samplesWritten, histogramsWritten, producedHeader(produced));
   }
 
   private static void respondV2(HttpExchange ex, int status, @Nullable String message, long samples,
       long histograms) {
+    respondV2(ex, status, message, samples, histograms, Map.of());
+  }
+
+  private static void respondV2(HttpExchange ex, int status, @Nullable String message, long samples,
+      long histograms, Map<String, String> extraHeaders) {
     // Exemplars are not stored yet (the 1.0 path skips them too).
-    Map<String, String> headers = Map.of(SAMPLES_WRITTEN, Long.toString(samples), HISTOGRAMS_WRITTEN,
-        Long.toString(histograms), EXEMPLARS_WRITTEN, "0");
+    Map<String, String> headers = new java.util.HashMap<>(extraHeaders);
+    headers.put(SAMPLES_WRITTEN, Long.toString(samples));
+    headers.put(HISTOGRAMS_WRITTEN, Long.toString(histograms));
+    headers.put(EXEMPLARS_WRITTEN, "0");
     byte[] body = message == null ? new byte[0] : (message + "\n").getBytes(StandardCharsets.UTF_8);
     ex.respond(status, "text/plain; charset=utf-8", body, headers);
   }

@@ -4,6 +4,7 @@ import dev.weir.ingester.logging.RateLimitedLog;
 import dev.weir.ingester.push.IngesterMetrics;
 import dev.weir.ingester.push.Limits;
 import dev.weir.ingester.push.PushErrors;
+import dev.weir.ingester.push.ProducedOffsets;
 import dev.weir.ingester.push.PushHandler;
 import dev.weir.proto.prompb.WriteRequest;
 import dev.weir.ring.partition.PartitionRing;
@@ -23,6 +24,7 @@ import org.slf4j.LoggerFactory;
  * {@code ingestion_partitions_tenant_shard_size} is set), and produces one record per partition; returns only
  * when Kafka acknowledged them all. Refused series are reported after the valid ones were
  * written; a Kafka failure (or no ACTIVE partition) is a server error, so the client retries.
+ * The offsets produced go to the caller's {@link ProducedOffsets} capture.
  *
  * <p>Thread-safe.
  */
@@ -58,7 +60,7 @@ public final class KafkaDistributor implements PushHandler {
     Map<Integer, WriteRequest> byPartition = new HashMap<>();
     routed.forEach((p, b) -> byPartition.put(p, b.build()));
     if (!byPartition.isEmpty()) {
-      writer.get().write(tenant, byPartition);
+      ProducedOffsets.record(writer.get().write(tenant, byPartition));
     }
     errors.throwIfAny();
   }

@@ -20,9 +20,12 @@ import java.time.Duration;
  * @param strongReadTimeout how long a strong read may wait for the reader to catch up
  * @param deleteInactivePartitionAfter how long a partition stays INACTIVE before, once no instance
  *     owns it, it is removed from the ring; 0 never removes one
+ * @param userLagMetricsEnabled export per-tenant lag gauges ({@link UserLagMetrics})
+ * @param userLagMetricsMaxTenants most tenants those gauges are exported for
  */
 public record IngestStorageConfig(boolean enabled, KafkaConfig kafka, boolean pushGrpcEnabled, int minPartitionOwners,
-    Duration minPartitionOwnersDuration, Duration strongReadTimeout, Duration deleteInactivePartitionAfter) {
+    Duration minPartitionOwnersDuration, Duration strongReadTimeout, Duration deleteInactivePartitionAfter,
+    boolean userLagMetricsEnabled, int userLagMetricsMaxTenants) {
 
   /** Tokens per partition in the partition ring (the spread test uses this number). */
   public static final int PARTITION_TOKENS = 128;
@@ -59,6 +62,8 @@ public record IngestStorageConfig(boolean enabled, KafkaConfig kafka, boolean pu
     private final Flag<Integer> concurrency;
     private final Flag<Integer> fetchConcurrency;
     private final Flag<Integer> batchSize;
+    private final Flag<Boolean> userLagMetrics;
+    private final Flag<Integer> userLagMaxTenants;
     private final Flag<Long> maxBuffered;
     private final Flag<String> deadLetter;
     private final Flag<Boolean> preferFile;
@@ -128,7 +133,14 @@ public record IngestStorageConfig(boolean enabled, KafkaConfig kafka, boolean pu
               + " ingester any more is removed from the partition ring, so queriers stop asking for it. At least"
               + " querier.query-ingesters-within; 0 never removes one.");
       strongTimeout = fs.duration("ingester.read-consistency-strong-timeout", Duration.ofSeconds(30),
-          "How long a query with X-Read-Consistency: strong waits for the partition to be consumed to its end.");
+          "How long a query with X-Read-Consistency: strong (or X-Read-Consistency-Offsets) waits for the partition"
+              + " to be consumed to its end (or the named offset); then 503.");
+      userLagMetrics = fs.bool("ingester.user-lag-metrics-enabled", false, "Kafka mode: export per-tenant gauges"
+          + " weir_ingester_user_lag_seconds{user,partition} and weir_ingester_user_newest_sample_timestamp_seconds"
+          + "{user} for the tenants with series in this ingester (see user-lag-metrics-max-tenants).");
+      userLagMaxTenants = fs.integer("ingester.user-lag-metrics-max-tenants", 100, "Most tenants the per-tenant lag"
+          + " gauges are exported for (one series per tenant and gauge); further tenants are counted in"
+          + " weir_ingester_user_lag_metrics_tenants_not_exported.");
       saslMechanism = fs.oneOf(k + "sasl-mechanism", "", KafkaSecurity.MECHANISMS, "SASL mechanism of the Kafka"
           + " clients: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512; empty for none.");
       saslUsername = fs.string(k + "sasl-username", "", "SASL username (with sasl-mechanism).");
@@ -183,8 +195,11 @@ public record IngestStorageConfig(boolean enabled, KafkaConfig kafka, boolean pu
       if (deleteInactiveAfter.get().isNegative()) {
         throw new ConfigException("ingester.partition-ring.delete-inactive-partition-after must not be negative");
       }
+      if (userLagMaxTenants.get() < 1) {
+        throw new ConfigException("ingester.user-lag-metrics-max-tenants must be at least 1");
+      }
       return new IngestStorageConfig(enabled.get(), kafka, push, minOwners.get(), minOwnersDuration.get(),
-          strongTimeout.get(), deleteInactiveAfter.get());
+          strongTimeout.get(), deleteInactiveAfter.get(), userLagMetrics.get(), userLagMaxTenants.get());
     }
   }
 }

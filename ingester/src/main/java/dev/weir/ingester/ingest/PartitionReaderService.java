@@ -3,7 +3,9 @@ package dev.weir.ingester.ingest;
 import dev.weir.ingester.lifecycle.Service;
 import dev.weir.ingester.push.Ingester;
 import dev.weir.proto.prompb.WriteRequest;
+import dev.weir.storage.errors.ClientErrorException;
 import dev.weir.storage.errors.ServerErrorException;
+import dev.weir.storage.ingest.PartitionFreshness;
 import dev.weir.storage.ingest.KafkaConfig;
 import dev.weir.storage.ingest.PartitionReader;
 import dev.weir.storage.ingest.Pusher;
@@ -12,6 +14,7 @@ import dev.weir.storage.ingest.Writer;
 import dev.weir.storage.progress.ProgressBoard;
 import dev.weir.storage.wire.WireBatch;
 import java.time.Duration;
+import java.util.List;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -88,9 +91,32 @@ public final class PartitionReaderService implements Service, ReadConsistency {
     return reader.notReadyReason();
   }
 
+  /**
+   * A named offset of this partition: waits until the record at it is consumed (an offset not
+   * produced yet is a 400, not a wait); else a strong read waits for the end offset now. Both
+   * wait at most {@code ingester.read-consistency-strong-timeout}, then 503.
+   */
   @Override
-  public void awaitStrong() {
-    reader.awaitApplied(reader.currentEndOffset(), strongTimeout);
+  public void await(ReadLevel level) {
+    Long offset = level.offsets().get(reader.partition());
+    if (offset != null) {
+      if (reader.appliedOffset() > offset) {
+        return;
+      }
+      long end = reader.currentEndOffset();
+      if (offset >= end) {
+        throw new ClientErrorException("bad_data", ReadLevel.OFFSETS_HEADER + ": offset " + offset + " of partition "
+            + reader.partition() + " was not produced (the partition ends at " + end + ")");
+      }
+      reader.awaitApplied(offset + 1, strongTimeout);
+    } else if (level.strong()) {
+      reader.awaitApplied(reader.currentEndOffset(), strongTimeout);
+    }
+  }
+
+  @Override
+  public List<PartitionFreshness> freshness() {
+    return List.of(reader.freshness());
   }
 
   public PartitionReader reader() {

@@ -1,13 +1,28 @@
 package dev.weir.ingester.ingest;
 
-/**
- * What a query with {@code X-Read-Consistency: strong} waits for before reading: in Kafka mode,
- * that the partition is consumed up to the end offset it had when the query arrived.
- */
-@FunctionalInterface
-public interface ReadConsistency {
-  /** Classic mode: every acknowledged write is already readable. */
-  ReadConsistency IMMEDIATE = () -> { };
+import dev.weir.storage.ingest.PartitionFreshness;
+import java.util.List;
 
-  void awaitStrong();
+/**
+ * What a read waits for before it runs ({@link ReadLevel}), and how fresh the local data is. In
+ * Kafka mode the partition reader: a strong read waits until the partition is consumed up to the
+ * end offset it had when the query arrived; a read naming offsets waits until this ingester's
+ * partition consumed the named one.
+ */
+public interface ReadConsistency {
+  /** Classic mode: every acknowledged write is already readable; there is no partition to report. */
+  ReadConsistency IMMEDIATE = level -> { };
+
+  /**
+   * Waits as {@code level} asks.
+   *
+   * @throws dev.weir.storage.errors.ServerErrorException when the partition is not consumed that far
+   *     within the strong-read timeout
+   */
+  void await(ReadLevel level);
+
+  /** The partitions this process reads from, with how far each is consumed; empty in classic mode. */
+  default List<PartitionFreshness> freshness() {
+    return List.of();
+  }
 }

@@ -1,27 +1,46 @@
 package dev.weir.ingester.querier;
 
+import com.google.common.util.concurrent.ListenableFuture;
 import dev.weir.ingester.api.Matchers;
+import dev.weir.ingester.api.QueryingIngesterService;
 import dev.weir.ingester.api.ReadSource;
+import dev.weir.ingester.api.UserLag;
+import dev.weir.ingester.ingest.ReadLevel;
+import dev.weir.ingester.server.GrpcInterceptors;
+import dev.weir.proto.ingester.IngesterGrpc;
 import dev.weir.proto.ingester.LabelNamesRequest;
 import dev.weir.proto.ingester.LabelNamesResponse;
 import dev.weir.proto.ingester.LabelValuesRequest;
 import dev.weir.proto.ingester.LabelValuesResponse;
+import dev.weir.proto.ingester.PartitionLag;
 import dev.weir.proto.ingester.MetricsMetadataRequest;
 import dev.weir.proto.ingester.MetricsMetadataResponse;
 import dev.weir.proto.ingester.QueryRequest;
+import dev.weir.proto.ingester.UserLagRequest;
+import dev.weir.proto.ingester.UserLagResponse;
 import dev.weir.proto.prompb.LabelMatcher;
 import dev.weir.proto.prompb.MetricMetadata;
 import dev.weir.proto.prompb.TimeSeries;
 import dev.weir.storage.errors.ClientErrorException;
+import dev.weir.storage.errors.ServerErrorException;
+import dev.weir.storage.ingest.PartitionFreshness;
 import dev.weir.storage.tsdb.chunk.XorAppender;
 import dev.weir.storage.tsdb.head.ChunkData;
 import dev.weir.storage.tsdb.head.SeriesChunks;
 import dev.weir.storage.tsdb.labels.Matcher;
+import io.grpc.Metadata;
+import io.grpc.Status;
+import io.grpc.stub.MetadataUtils;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
 /**
@@ -33,7 +52,7 @@ import java.util.function.LongSupplier;
  *
  * <pre>{@code
  * Querier q = new Querier(config, sources, limits, metrics, System::currentTimeMillis);
- * List<SeriesChunks> s = q.reader("tenant", false).select(mint, maxt, matchers);
+ * List<SeriesChunks> s = q.reader("tenant", ReadLevel.EVENTUAL).select(mint, maxt, matchers);
  * }</pre>
  *
  * <p>Thread-safe.
@@ -62,23 +81,55 @@ public final class Querier implements ReadSource {
   }
 
   @Override
-  public Reader reader(String tenant, boolean strong) {
+  public Reader reader(String tenant, ReadLevel level) {
+    Freshness fresh = new Freshness();
     return new Reader() {
       @Override
       public List<SeriesChunks> select(long mint, long maxt, List<Matcher> matchers) {
-        return Querier.this.select(tenant, strong, mint, maxt, matchers);
+        return Querier.this.select(tenant, level, fresh, mint, maxt, matchers);
       }
 
       @Override
       public List<String> labelNames(long mint, long maxt, List<Matcher> matchers) {
-        return Querier.this.labelNames(tenant, strong, mint, maxt, matchers);
+        return Querier.this.labelNames(tenant, level, fresh, mint, maxt, matchers);
       }
 
       @Override
       public List<String> labelValues(String name, long mint, long maxt, List<Matcher> matchers) {
-        return Querier.this.labelValues(tenant, strong, name, mint, maxt, matchers);
+        return Querier.this.labelValues(tenant, level, fresh, name, mint, maxt, matchers);
+      }
+
+      @Override
+      public List<PartitionFreshness> freshness() {
+        return fresh.oldest();
       }
     };
+  }
+
+  /**
+   * The ingesters' freshness reports of one request, kept per partition as the least consumed
+   * (unknown counts as least) and not ready if any answer said so. Thread-safe.
+   */
+  static final class Freshness {
+    private final Map<Integer, PartitionFreshness> byPartition = new ConcurrentHashMap<>();
+
+    void add(List<PartitionLag> reports) {
+      for (PartitionLag p : reports) {
+        PartitionFreshness f = QueryingIngesterService.fromProto(p);
+        byPartition.merge(f.partition(), f, (a, b) -> {
+          PartitionFreshness older = b.consumedUpToMillis() < a.consumedUpToMillis() ? b : a;
+          boolean ready = a.ready() && b.ready();
+          return new PartitionFreshness(older.partition(), older.consumedOffset(), older.endOffset(),
+              older.recordsBehind(), older.consumedUpToMillis(), ready);
+        });
+      }
+    }
+
+    List<PartitionFreshness> oldest() {
+      List<PartitionFreshness> out = new ArrayList<>(byPartition.values());
+      out.sort(Comparator.comparingInt(PartitionFreshness::partition));
+      return out;
+    }
   }
 
   /** A range and which sources get it: the calls to make. */
@@ -108,16 +159,22 @@ public final class Querier implements ReadSource {
     Q build(long mint, long maxt);
   }
 
-  private List<SeriesChunks> select(String tenant, boolean strong, long mint, long maxt, List<Matcher> matchers) {
+  private List<SeriesChunks> select(String tenant, ReadLevel level, Freshness fresh, long mint, long maxt,
+      List<Matcher> matchers) {
     List<LabelMatcher> m = Matchers.toProto(matchers);
     List<SourceCalls.Call<QueryRequest>> planned = plan(tenant, mint, maxt, (from, to) -> QueryRequest
         .newBuilder().setStartTimestampMs(from).setEndTimestampMs(to).addAllMatchers(m).build());
-    List<List<TimeSeries>> answers;
     List<SeriesMerger.Series> merged;
     SeriesMerger merger = new SeriesMerger(limits);
     try {
-      answers = calls.all("QueryStream", tenant, strong, planned, SourceCalls.queryStream(limits));
-      merged = merger.merge(answers);
+      List<SourceCalls.Streamed> answers = calls.all("QueryStream", tenant, level, planned,
+          SourceCalls.queryStream(limits));
+      List<List<TimeSeries>> series = new ArrayList<>(answers.size());
+      for (SourceCalls.Streamed a : answers) {
+        series.add(a.series());
+        fresh.add(a.freshness());
+      }
+      merged = merger.merge(series);
     } catch (ClientErrorException e) {
       metrics.refused(e.reason());
       throw e;
@@ -130,27 +187,85 @@ public final class Querier implements ReadSource {
     return out;
   }
 
-  private List<String> labelNames(String tenant, boolean strong, long mint, long maxt, List<Matcher> matchers) {
+  private List<String> labelNames(String tenant, ReadLevel level, Freshness fresh, long mint, long maxt,
+      List<Matcher> matchers) {
     List<LabelMatcher> m = Matchers.toProto(matchers);
     List<SourceCalls.Call<LabelNamesRequest>> planned = plan(tenant, mint, maxt, (from, to) -> LabelNamesRequest
         .newBuilder().setStartTimestampMs(from).setEndTimestampMs(to).addAllMatchers(m).build());
-    List<LabelNamesResponse> answers = calls.all("LabelNames", tenant, strong, planned,
+    List<LabelNamesResponse> answers = calls.all("LabelNames", tenant, level, planned,
         (stub, future, req) -> future.labelNames(req));
     TreeSet<String> union = new TreeSet<>();
     answers.forEach(a -> union.addAll(a.getLabelNamesList()));
+    answers.forEach(a -> fresh.add(a.getFreshnessList()));
     return List.copyOf(union);
   }
 
-  private List<String> labelValues(String tenant, boolean strong, String name, long mint, long maxt,
-      List<Matcher> matchers) {
+  private List<String> labelValues(String tenant, ReadLevel level, Freshness fresh, String name, long mint,
+      long maxt, List<Matcher> matchers) {
     List<LabelMatcher> m = Matchers.toProto(matchers);
     List<SourceCalls.Call<LabelValuesRequest>> planned = plan(tenant, mint, maxt, (from, to) -> LabelValuesRequest
         .newBuilder().setLabelName(name).setStartTimestampMs(from).setEndTimestampMs(to).addAllMatchers(m).build());
-    List<LabelValuesResponse> answers = calls.all("LabelValues", tenant, strong, planned,
+    List<LabelValuesResponse> answers = calls.all("LabelValues", tenant, level, planned,
         (stub, future, req) -> future.labelValues(req));
     TreeSet<String> union = new TreeSet<>();
     answers.forEach(a -> union.addAll(a.getLabelValuesList()));
+    answers.forEach(a -> fresh.add(a.getFreshnessList()));
     return List.copyOf(union);
+  }
+
+  /**
+   * {@code /api/v1/user_lag}: asks the owner of every partition (as a query would pick it) for
+   * the tenant's lag, all at once within {@code querier.timeout}; lists the partitions holding the
+   * tenant's series, and those whose owner could not be asked with the reason. Kafka mode only.
+   */
+  public List<UserLag.Row> userLag(String tenant) {
+    if (!sources.kafka()) {
+      return List.of();
+    }
+    List<QuerySources.Owner> owners = sources.partitionOwnersOrProblems();
+    List<ListenableFuture<UserLagResponse>> futures = new ArrayList<>();
+    Metadata md = new Metadata();
+    md.put(GrpcInterceptors.ORG_ID, tenant);
+    for (QuerySources.Owner o : owners) {
+      QuerySources.Source s = o.target() == null ? null : o.target().replicas().get(0);
+      futures.add(s == null ? null : IngesterGrpc.newFutureStub(sources.channel(s.address()))
+          .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(md))
+          .withDeadlineAfter(config.timeout().toNanos(), TimeUnit.NANOSECONDS)
+          .userLag(UserLagRequest.getDefaultInstance()));
+    }
+    List<UserLag.Row> rows = new ArrayList<>();
+    for (int i = 0; i < owners.size(); i++) {
+      QuerySources.Owner o = owners.get(i);
+      ListenableFuture<UserLagResponse> f = futures.get(i);
+      if (f == null) {
+        rows.add(new UserLag.Row(o.partition(), "", null, -1, -1, o.problem()));
+        continue;
+      }
+      String owner = o.target() == null ? "" : o.target().replicas().get(0).name();
+      try {
+        UserLagResponse r = f.get();
+        if (r.getSeries() == 0) {
+          continue;
+        }
+        for (PartitionLag p : r.getPartitionsList()) {
+          rows.add(new UserLag.Row(p.getPartition(), r.getInstanceId(), QueryingIngesterService.fromProto(p),
+              r.getSeries(), r.getNewestSampleMs(), null));
+        }
+      } catch (ExecutionException e) {
+        Status st = Status.fromThrowable(e.getCause());
+        rows.add(new UserLag.Row(o.partition(), owner, null, -1, -1, owner + ": UserLag failed: " + st.getCode()
+            + (st.getDescription() == null ? "" : " " + st.getDescription())));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        futures.forEach(x -> {
+          if (x != null) {
+            x.cancel(true);
+          }
+        });
+        throw new ServerErrorException("interrupted while asking partition owners for the user lag", e);
+      }
+    }
+    return rows;
   }
 
   /**
@@ -164,7 +279,7 @@ public final class Querier implements ReadSource {
     for (QuerySources.Target t : sources.ingesters()) {
       planned.add(new SourceCalls.Call<>(t, INGESTER, MetricsMetadataRequest.getDefaultInstance()));
     }
-    List<MetricsMetadataResponse> answers = calls.all("MetricsMetadata", tenant, false, planned,
+    List<MetricsMetadataResponse> answers = calls.all("MetricsMetadata", tenant, ReadLevel.EVENTUAL, planned,
         (stub, future, req) -> future.metricsMetadata(req));
     SortedMap<String, MetricMetadata> out = new TreeMap<>();
     for (MetricsMetadataResponse a : answers) {

@@ -19,9 +19,13 @@ import java.util.List;
  *     sends every query to them
  * @param timeout deadline of each call to one source
  * @param maxFetchedSamplesPerQuery most samples one query may gather after the merge; 0 = unlimited
+ * @param maxPartitionLag a query read from a Kafka partition consumed only up to longer ago than
+ *     this gets a warning (or fails); 0 = off
+ * @param failOnHighPartitionLag fail such a query (503) instead of warning
  */
 public record QuerierConfig(List<String> storeGatewayAddresses, List<String> ingesterAddresses,
-    Duration queryStoreAfter, Duration queryIngestersWithin, Duration timeout, long maxFetchedSamplesPerQuery) {
+    Duration queryStoreAfter, Duration queryIngestersWithin, Duration timeout, long maxFetchedSamplesPerQuery,
+    Duration maxPartitionLag, boolean failOnHighPartitionLag) {
 
   /** Flag definitions for {@link QuerierConfig}. */
   public static final class Flags {
@@ -31,6 +35,8 @@ public record QuerierConfig(List<String> storeGatewayAddresses, List<String> ing
     private final Flag<Duration> ingestersWithin;
     private final Flag<Duration> timeout;
     private final Flag<Long> maxSamples;
+    private final Flag<Duration> maxPartitionLag;
+    private final Flag<Boolean> failOnHighLag;
 
     public Flags(FlagSet fs) {
       storeGateways = fs.list("querier.store-gateway-addresses", List.of(), "Store-gateways the querier reads"
@@ -48,6 +54,12 @@ public record QuerierConfig(List<String> storeGatewayAddresses, List<String> ing
           + " to one ingester or store-gateway; the query fails (503) naming the source that missed it.");
       maxSamples = fs.int64("querier.max-fetched-samples-per-query", 50_000_000L, "Most samples one querier"
           + " query may gather after merging its sources (422 above); 0 means unlimited.");
+      maxPartitionLag = fs.duration("querier.max-partition-lag", Duration.ZERO, "Kafka mode: a query that read a"
+          + " partition consumed only up to longer ago than this (see X-Weir-Consumed-Up-To) answers with a warning"
+          + " naming the partition. A caught-up partition trails now by up to 1s (the end-offset probe), so use"
+          + " at least 2s. 0 disables the check.");
+      failOnHighLag = fs.bool("querier.fail-on-high-partition-lag", false, "Kafka mode: answer such a query 503"
+          + " naming the lagging partitions instead of warning (needs querier.max-partition-lag).");
     }
 
     public QuerierConfig build() throws ConfigException {
@@ -66,8 +78,16 @@ public record QuerierConfig(List<String> storeGatewayAddresses, List<String> ing
       if (maxSamples.get() < 0) {
         throw new ConfigException("querier.max-fetched-samples-per-query must not be negative");
       }
+      Duration lag = maxPartitionLag.get();
+      if (lag.isNegative() || (!lag.isZero() && lag.compareTo(Duration.ofSeconds(2)) < 0)) {
+        throw new ConfigException("querier.max-partition-lag must be 0 (off) or at least 2s: a caught-up partition"
+            + " already trails now by up to 1s");
+      }
+      if (failOnHighLag.get() && lag.isZero()) {
+        throw new ConfigException("querier.fail-on-high-partition-lag needs querier.max-partition-lag");
+      }
       return new QuerierConfig(List.copyOf(storeGateways.get()), List.copyOf(ingesters.get()), after, within,
-          timeout.get(), maxSamples.get());
+          timeout.get(), maxSamples.get(), lag, failOnHighLag.get());
     }
   }
 }

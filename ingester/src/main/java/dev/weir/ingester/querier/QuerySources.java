@@ -56,6 +56,9 @@ public final class QuerySources implements Service {
    *
    * @param what names the data for errors ("partition 3", "store-gateway ring")
    */
+  /** A partition and the owners a query would read it from, or why there is none. */
+  public record Owner(int partition, @Nullable Target target, @Nullable String problem) {}
+
   public record Target(String what, List<Source> replicas) {
     public Target {
       if (replicas.isEmpty()) {
@@ -225,15 +228,40 @@ public final class QuerySources implements Service {
   }
 
   private List<Target> partitionOwners() {
+    List<Target> out = new ArrayList<>();
+    for (Owner o : partitionOwnersOrProblems()) {
+      if (o.target() == null) {
+        throw new ServerErrorException(String.valueOf(o.problem()));
+      }
+      out.add(o.target());
+    }
+    return out;
+  }
+
+  /** Kafka mode. */
+  public boolean kafka() {
+    return kafka;
+  }
+
+  /**
+   * Every partition a query reads (ACTIVE or INACTIVE) with the owners it would read, or, instead
+   * of failing, why there are none (Kafka mode; for {@code /api/v1/user_lag}).
+   */
+  public List<Owner> partitionOwnersOrProblems() {
     PartitionRing pr = partitions.get();
     InstanceRing ir = instances.get();
-    List<Target> out = new ArrayList<>();
+    List<Owner> out = new ArrayList<>();
     for (PartitionDesc p : pr.partitions().values()) {
       if (p.getState() != PartitionState.PARTITION_ACTIVE && p.getState() != PartitionState.PARTITION_INACTIVE) {
         continue;
       }
-      out.add(ownerOf(p.getId(), pr, ir));
+      try {
+        out.add(new Owner(p.getId(), ownerOf(p.getId(), pr, ir), null));
+      } catch (ServerErrorException e) {
+        out.add(new Owner(p.getId(), null, e.getMessage()));
+      }
     }
+    out.sort(Comparator.comparingInt(Owner::partition));
     return out;
   }
 

@@ -4,8 +4,10 @@ import com.google.common.util.concurrent.Futures;
 import com.google.common.util.concurrent.ListenableFuture;
 import com.google.common.util.concurrent.MoreExecutors;
 import com.google.common.util.concurrent.SettableFuture;
+import dev.weir.ingester.ingest.ReadLevel;
 import dev.weir.ingester.server.GrpcInterceptors;
 import dev.weir.proto.ingester.IngesterGrpc;
+import dev.weir.proto.ingester.PartitionLag;
 import dev.weir.proto.ingester.QueryRequest;
 import dev.weir.proto.ingester.QueryStreamResponse;
 import dev.weir.proto.prompb.TimeSeries;
@@ -24,8 +26,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Calls many targets at once and waits for all: each call carries the tenant
- * ({@code x-scope-orgid}), a strong read ({@code x-read-consistency: strong}) when asked and the
- * callee is an ingester, and the {@code querier.timeout} deadline. A call goes to its target's
+ * ({@code x-scope-orgid}), the read level ({@code x-read-consistency: strong},
+ * {@code x-read-consistency-offsets}) when asked and the callee is an ingester, and the {@code querier.timeout} deadline. A call goes to its target's
  * first replica; when that fails with a server error (unreachable, deadline, internal) it is made
  * again to the next replica, with a new deadline, so a target of n replicas takes at most n
  * timeouts. A target whose every replica failed fails the whole query (no partial results) and the
@@ -54,10 +56,10 @@ final class SourceCalls {
   }
 
   /** The results of every call, in call order. */
-  <Q, R> List<R> all(String method, String tenant, boolean strong, List<Call<Q>> calls, Invoker<Q, R> invoker) {
+  <Q, R> List<R> all(String method, String tenant, ReadLevel level, List<Call<Q>> calls, Invoker<Q, R> invoker) {
     List<ListenableFuture<R>> futures = new ArrayList<>(calls.size());
     for (Call<Q> c : calls) {
-      futures.add(attempt(method, tenant, strong, c, invoker, 0, new ArrayList<>()));
+      futures.add(attempt(method, tenant, level, c, invoker, 0, new ArrayList<>()));
     }
     try {
       return Futures.allAsList(futures).get();
@@ -76,13 +78,19 @@ final class SourceCalls {
    * error; fails with the described error ({@link ClientErrorException} or
    * {@link ServerErrorException} naming every replica tried).
    */
-  private <Q, R> ListenableFuture<R> attempt(String method, String tenant, boolean strong, Call<Q> c,
+  private <Q, R> ListenableFuture<R> attempt(String method, String tenant, ReadLevel level, Call<Q> c,
       Invoker<Q, R> invoker, int i, List<String> failures) {
     QuerySources.Source source = c.target().replicas().get(i);
     Metadata md = new Metadata();
     md.put(GrpcInterceptors.ORG_ID, tenant);
-    if (strong && c.kind().equals("ingester")) {
-      md.put(GrpcInterceptors.READ_CONSISTENCY, "strong");
+    if (c.kind().equals("ingester")) {
+      if (level.strong()) {
+        md.put(GrpcInterceptors.READ_CONSISTENCY, "strong");
+      }
+      String offsets = level.offsetsHeader();
+      if (offsets != null) {
+        md.put(GrpcInterceptors.READ_CONSISTENCY_OFFSETS, offsets);
+      }
     }
     var channel = sources.channel(source.address());
     var attach = MetadataUtils.newAttachHeadersInterceptor(md);
@@ -103,7 +111,7 @@ final class SourceCalls {
       failures.add(e.getMessage());
       if (i + 1 < c.target().replicas().size()) {
         metrics.failover(c.kind());
-        return attempt(method, tenant, strong, c, invoker, i + 1, failures);
+        return attempt(method, tenant, level, c, invoker, i + 1, failures);
       }
       if (failures.size() == 1) {
         throw e;
@@ -161,12 +169,16 @@ final class SourceCalls {
     };
   }
 
+  /** One source's QueryStream answer: its series, and its partition's freshness (ingesters in Kafka mode). */
+  record Streamed(List<TimeSeries> series, List<PartitionLag> freshness) {}
+
   /** QueryStream's series, collected; the stream is cancelled once it alone passes a limit. */
-  static Invoker<QueryRequest, List<TimeSeries>> queryStream(QueryLimits limits) {
+  static Invoker<QueryRequest, Streamed> queryStream(QueryLimits limits) {
     return (stub, futureStub, request) -> {
-      SettableFuture<List<TimeSeries>> result = SettableFuture.create();
+      SettableFuture<Streamed> result = SettableFuture.create();
       stub.queryStream(request, new ClientResponseObserver<QueryRequest, QueryStreamResponse>() {
         private final List<TimeSeries> series = new ArrayList<>();
+        private final List<PartitionLag> freshness = new ArrayList<>();
         private long samples;
         private ClientCallStreamObserver<QueryRequest> call;
 
@@ -183,6 +195,7 @@ final class SourceCalls {
         @Override
         public void onNext(QueryStreamResponse value) {
           series.addAll(value.getTimeseriesList());
+          freshness.addAll(value.getFreshnessList());
           for (TimeSeries ts : value.getTimeseriesList()) {
             samples += ts.getSamplesCount();
           }
@@ -201,7 +214,7 @@ final class SourceCalls {
 
         @Override
         public void onCompleted() {
-          result.set(series);
+          result.set(new Streamed(series, freshness));
         }
       });
       return result;

@@ -1,5 +1,6 @@
 package dev.weir.ingester.server;
 
+import dev.weir.ingester.ingest.ReadLevel;
 import dev.weir.storage.errors.ClientErrorException;
 import io.grpc.Context;
 import io.grpc.Contexts;
@@ -21,12 +22,23 @@ public final class GrpcInterceptors {
   public static final Context.Key<String> TENANT = Context.key("weir-tenant");
   public static final Metadata.Key<String> READ_CONSISTENCY =
       Metadata.Key.of("x-read-consistency", Metadata.ASCII_STRING_MARSHALLER);
-  /** Whether the current call asked for strong read consistency. */
-  public static final Context.Key<Boolean> STRONG_READ = Context.key("weir-strong-read");
+  public static final Metadata.Key<String> READ_CONSISTENCY_OFFSETS =
+      Metadata.Key.of("x-read-consistency-offsets", Metadata.ASCII_STRING_MARSHALLER);
+  /** What the current call asked to see ({@code x-read-consistency}, {@code x-read-consistency-offsets}). */
+  public static final Context.Key<ReadLevel> READ_LEVEL = Context.key("weir-read-level");
+  /** The distributor's answer to a Push in Kafka mode (see {@link ReadLevel#PRODUCED_OFFSETS_HEADER}). */
+  public static final Metadata.Key<String> PRODUCED_OFFSETS =
+      Metadata.Key.of("x-weir-produced-offsets", Metadata.ASCII_STRING_MARSHALLER);
+  /** Headers the current call's handler adds to its response (sent with the first message). */
+  public static final Context.Key<Metadata> RESPONSE_HEADERS = Context.key("weir-response-headers");
 
   private GrpcInterceptors() {}
 
-  /** Resolves the tenant, or closes the call with UNAUTHENTICATED/INVALID_ARGUMENT. */
+  /**
+   * Resolves the tenant and the read level, or closes the call with UNAUTHENTICATED /
+   * INVALID_ARGUMENT naming what is wrong; lets the handler add response headers
+   * ({@link #RESPONSE_HEADERS}).
+   */
   public static ServerInterceptor tenant(Tenants tenants) {
     return new ServerInterceptor() {
       @Override
@@ -39,9 +51,23 @@ public final class GrpcInterceptors {
           call.close(GrpcStatuses.toStatus(e).getStatus(), new Metadata());
           return new ServerCall.Listener<>() {};
         }
-        boolean strong = "strong".equalsIgnoreCase(headers.get(READ_CONSISTENCY));
-        return Contexts.interceptCall(Context.current().withValue(TENANT, tenant).withValue(STRONG_READ, strong), call,
-            headers, next);
+        ReadLevel level;
+        try {
+          level = ReadLevel.parse(headers.get(READ_CONSISTENCY), headers.get(READ_CONSISTENCY_OFFSETS));
+        } catch (ClientErrorException e) {
+          call.close(GrpcStatuses.toStatus(e).getStatus(), new Metadata());
+          return new ServerCall.Listener<>() {};
+        }
+        Metadata extra = new Metadata();
+        ServerCall<Q, R> withExtra = new SimpleForwardingServerCall<>(call) {
+          @Override
+          public void sendHeaders(Metadata h) {
+            h.merge(extra);
+            super.sendHeaders(h);
+          }
+        };
+        return Contexts.interceptCall(Context.current().withValue(TENANT, tenant).withValue(READ_LEVEL, level)
+            .withValue(RESPONSE_HEADERS, extra), withExtra, headers, next);
       }
     };
   }

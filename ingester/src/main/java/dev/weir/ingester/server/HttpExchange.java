@@ -143,9 +143,15 @@ public final class HttpExchange {
    * the client took the previous one) and ends the response when closed.
    */
   public OutputStream stream(int code, String contentType) {
+    return stream(code, contentType, Map.of());
+  }
+
+  /** {@link #stream(int, String)} with more response headers. */
+  public OutputStream stream(int code, String contentType, Map<String, String> headers) {
     checkNotResponded(code);
     HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(code));
     head.headers().set(HttpHeaderNames.CONTENT_TYPE, contentType);
+    headers.forEach((k, v) -> head.headers().set(k, v));
     HttpUtil.setTransferEncodingChunked(head, true);
     if (!HttpUtil.isKeepAlive(request)) {
       head.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);

@@ -2,6 +2,7 @@ package dev.weir.ingester.storegateway;
 
 import dev.weir.ingester.api.QueryingIngesterService;
 import dev.weir.ingester.api.ReadSource;
+import dev.weir.ingester.ingest.ReadLevel;
 import dev.weir.ingester.server.GrpcStatuses;
 import dev.weir.proto.ingester.WriteResponse;
 import dev.weir.proto.prompb.WriteRequest;
@@ -38,7 +39,7 @@ public final class StoreGatewayGrpcService extends QueryingIngesterService {
 
   /** Strong reads need nothing here: blocks in the bucket do not change under a query. */
   @Override
-  protected ReadSource.Reader reader(String tenant, boolean strong) {
+  protected ReadSource.Reader reader(String tenant, ReadLevel level) {
     BucketStore s = store.get();
     return new ReadSource.Reader() {
       @Override

@@ -15,6 +15,8 @@ import dev.weir.proto.ingester.IngesterGrpc;
 import dev.weir.proto.ingester.LabelNamesRequest;
 import dev.weir.proto.ingester.LabelValuesRequest;
 import dev.weir.proto.ingester.QueryRequest;
+import dev.weir.proto.ingester.UserLagResponse;
+import dev.weir.proto.ingester.UserLagRequest;
 import dev.weir.proto.ingester.QueryStreamResponse;
 import dev.weir.proto.prompb.Histogram;
 import dev.weir.proto.prompb.Label;
@@ -74,7 +76,7 @@ class IngesterGrpcServiceTest {
     String name = InProcessServerBuilder.generateName();
     server = InProcessServerBuilder.forName(name)
         .addService(GrpcServer.definition(new IngesterGrpcService(ingester, ingester,
-                dev.weir.ingester.ingest.ReadConsistency.IMMEDIATE, LIMITS),
+                dev.weir.ingester.ingest.ReadConsistency.IMMEDIATE, LIMITS, "ingester-0"),
             List.of(GrpcInterceptors.tenant(new Tenants(true, "anonymous")),
                 GrpcInterceptors.metrics(new RequestMetrics(registry)))))
         .build().start();
@@ -131,6 +133,29 @@ class IngesterGrpcServiceTest {
       }
     }
     return 0;
+  }
+
+  @Test
+  void aMalformedReadConsistencyHeaderIsInvalidArgumentNamingIt() {
+    Metadata md = new Metadata();
+    md.put(GrpcInterceptors.READ_CONSISTENCY_OFFSETS, "0:-5");
+    IngesterGrpc.IngesterBlockingStub bad = stub("team-a").withInterceptors(MetadataUtils.newAttachHeadersInterceptor(md));
+    assertThatThrownBy(() -> bad.labelNames(LabelNamesRequest.getDefaultInstance()))
+        .isInstanceOf(StatusRuntimeException.class)
+        .satisfies(e -> assertThat(Status.fromThrowable(e).getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT))
+        .hasMessageContaining("X-Read-Consistency-Offsets").hasMessageContaining("must not be negative");
+  }
+
+  @Test
+  void userLagAnswersTheTenantsSeriesAndNewestSample() {
+    stub("team-a").push(write(series(List.of("__name__", "up"), NOW - 2_000, 1),
+        series(List.of("__name__", "down"), NOW - 1_000, 1)));
+    UserLagResponse r = stub("team-a").userLag(UserLagRequest.getDefaultInstance());
+    assertThat(r.getSeries()).isEqualTo(2);
+    assertThat(r.getNewestSampleMs()).isEqualTo(NOW - 1_000);
+    assertThat(r.getInstanceId()).isEqualTo("ingester-0");
+    assertThat(r.getPartitionsList()).as("classic mode: no partition").isEmpty();
+    assertThat(stub("team-b").userLag(UserLagRequest.getDefaultInstance()).getSeries()).isZero();
   }
 
   @Test

@@ -6,6 +6,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.weir.ingester.api.ApiLimits;
 import dev.weir.ingester.api.IngesterGrpcService;
 import dev.weir.ingester.api.ReadSource;
+import dev.weir.ingester.ingest.ReadConsistency;
+import dev.weir.ingester.ingest.ReadLevel;
+import dev.weir.storage.ingest.PartitionFreshness;
 import dev.weir.ingester.push.Ingester;
 import dev.weir.ingester.push.IngesterConfig;
 import dev.weir.ingester.push.IngesterMetrics;
@@ -68,6 +71,8 @@ class QuerierTest {
   final AtomicLong clock = new AtomicLong(NOW);
   final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   final AtomicInteger strongReads = new AtomicInteger();
+  final List<ReadLevel> levels = new java.util.concurrent.CopyOnWriteArrayList<>();
+  volatile List<PartitionFreshness> freshness = List.of();
   final String prefix = InProcessServerBuilder.generateName();
   final List<Server> servers = new ArrayList<>();
   Ingester ingester;
@@ -94,8 +99,22 @@ class QuerierTest {
     ingester.push(TENANT, WriteRequest.newBuilder()
         .addTimeseries(series("up", "api", NOW - 3 * MIN, 1, NOW - 2 * MIN, 1, NOW - MIN, 1))
         .addTimeseries(series("requests", "api", NOW - 2 * MIN, 20, NOW - MIN, 30)).build());
-    serve("ingester", GrpcServer.definition(new IngesterGrpcService(ingester, ingester, strongReads::incrementAndGet,
-        ApiLimits.DEFAULT), List.of(GrpcInterceptors.tenant(new Tenants(true, "anonymous")))));
+    ReadConsistency consistency = new ReadConsistency() {
+      @Override
+      public void await(ReadLevel level) {
+        levels.add(level);
+        if (level.strong()) {
+          strongReads.incrementAndGet();
+        }
+      }
+
+      @Override
+      public List<PartitionFreshness> freshness() {
+        return freshness;
+      }
+    };
+    serve("ingester", GrpcServer.definition(new IngesterGrpcService(ingester, ingester, consistency,
+        ApiLimits.DEFAULT, "ingester-0"), List.of(GrpcInterceptors.tenant(new Tenants(true, "anonymous")))));
     // Older data, overlapping the ingester at NOW - 3 min with the same value.
     sg1 = new FakeStoreGateway(List.of(series("up", "api", NOW - 5 * MIN, 1, NOW - 4 * MIN, 0, NOW - 3 * MIN, 1)));
     // Another series, and a conflicting value at a timestamp the ingester has (the ingester wins).
@@ -111,7 +130,7 @@ class QuerierTest {
 
   Querier querier(Duration timeout, Duration ingestersWithin, Duration storeAfter, QueryLimits limits) {
     QuerierConfig config = new QuerierConfig(List.of(prefix + "sg-1", prefix + "sg-2"), List.of(prefix + "ingester"),
-        storeAfter, ingestersWithin, timeout, limits.maxSamples());
+        storeAfter, ingestersWithin, timeout, limits.maxSamples(), Duration.ZERO, false);
     sources = new QuerySources(config, false, "", () -> new InstanceRing(RingDesc.getDefaultInstance(), NOW, 1),
         () -> new PartitionRing(PartitionRingDesc.getDefaultInstance()),
         () -> new InstanceRing(RingDesc.getDefaultInstance(), NOW, 1), () -> true,
@@ -128,7 +147,7 @@ class QuerierTest {
           .setState(InstanceState.ACTIVE).setHeartbeatTimestamp(NOW).build());
     }
     QuerierConfig config = new QuerierConfig(List.of(), List.of(prefix + "ingester"), Duration.ZERO, Duration.ZERO,
-        Duration.ofSeconds(30), 0);
+        Duration.ofSeconds(30), 0, Duration.ZERO, false);
     sources = new QuerySources(config, false, "", () -> new InstanceRing(RingDesc.getDefaultInstance(), NOW, 1),
         () -> new PartitionRing(PartitionRingDesc.getDefaultInstance()), () -> new InstanceRing(ring.build(), NOW,
         60_000), () -> true, addr -> InProcessChannelBuilder.forName(addr).build());
@@ -240,6 +259,29 @@ class QuerierTest {
   }
 
   @Test
+  void everyCallBringsBackTheIngestersFreshnessEvenWithoutSeries() {
+    freshness = List.of(new PartitionFreshness(3, 90, 100, 10, NOW - 7_000, true));
+    ReadSource.Reader r = querier().reader(TENANT, false);
+    assertThat(r.freshness()).isEmpty();
+    assertThat(r.select(0, Long.MAX_VALUE, name("nothing_matches"))).isEmpty();
+    assertThat(r.freshness()).containsExactly(freshness.get(0));
+    freshness = List.of(new PartitionFreshness(3, 95, 100, 5, NOW - 3_000, false));
+    r.labelNames(0, Long.MAX_VALUE, List.of());
+    assertThat(r.freshness()).as("the least consumed answer, and not ready if any said so")
+        .containsExactly(new PartitionFreshness(3, 90, 100, 10, NOW - 7_000, false));
+  }
+
+  @Test
+  void readConsistencyOffsetsGoToIngestersOnly() {
+    Querier q = querier();
+    q.reader(TENANT, new ReadLevel(false, Map.of(3, 1042L, 5, 77L))).select(0, Long.MAX_VALUE, name("up"));
+    assertThat(levels).last().isEqualTo(new ReadLevel(false, Map.of(3, 1042L, 5, 77L)));
+    for (Metadata md : sg1.headers) {
+      assertThat(md.get(GrpcInterceptors.READ_CONSISTENCY_OFFSETS)).isNull();
+    }
+  }
+
+  @Test
   void metadataIsGatheredFromTheIngestersOnly() {
     ingester.push(TENANT, WriteRequest.newBuilder().addMetadata(MetricMetadata.newBuilder()
         .setMetricFamilyName("up").setType(MetricMetadata.MetricType.GAUGE).setHelp("Up.")).build());
@@ -289,7 +331,7 @@ class QuerierTest {
     sg1.failWith = Status.UNAVAILABLE.withDescription("down one");
     sg2.hang = true;
     QuerierConfig config = new QuerierConfig(List.of(), List.of(prefix + "ingester"), Duration.ZERO, Duration.ZERO,
-        Duration.ofMillis(300), 0);
+        Duration.ofMillis(300), 0, Duration.ZERO, false);
     q = new Querier(config, sources, QueryLimits.UNLIMITED, new QuerierMetrics(registry), clock::get);
     ReadSource.Reader r = q.reader(TENANT, false);
     assertThatThrownBy(() -> r.select(0, Long.MAX_VALUE, name("up"))).isInstanceOf(ServerErrorException.class)

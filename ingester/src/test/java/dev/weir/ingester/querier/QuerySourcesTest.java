@@ -33,7 +33,7 @@ class QuerySourcesTest {
 
   static QuerierConfig config(List<String> storeGateways, List<String> ingesters) {
     return new QuerierConfig(storeGateways, ingesters, Duration.ofHours(12), Duration.ofHours(13), Duration.ofSeconds(5),
-        0);
+        0, Duration.ZERO, false);
   }
 
   QuerySources sources(QuerierConfig config, boolean kafka) {

@@ -58,7 +58,7 @@ class GrpcServerLimitsIT {
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
-    }, null, ReadConsistency.IMMEDIATE, ApiLimits.DEFAULT);
+    }, null, ReadConsistency.IMMEDIATE, ApiLimits.DEFAULT, "ingester-0");
     RequestMetrics metrics = new RequestMetrics(registry);
     server = new GrpcServer(config, List.of(service),
         List.of(GrpcInterceptors.tenant(new Tenants(true, "anonymous")), GrpcInterceptors.metrics(metrics)), metrics,

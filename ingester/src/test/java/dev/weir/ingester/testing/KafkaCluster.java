@@ -1,10 +1,13 @@
 package dev.weir.ingester.testing;
 
+import static org.awaitility.Awaitility.await;
+
 import dev.weir.ring.testing.EtcdServer;
 import dev.weir.storage.testing.KafkaBroker;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Flags that put a Weir process in Kafka mode against a test broker and etcd, with a unique
@@ -22,6 +25,12 @@ public final class KafkaCluster {
     String id = UUID.randomUUID().toString().substring(0, 8);
     this.topic = "weir-" + id;
     this.prefix = "weir-" + id + "/";
+  }
+
+  /** Waits (30 s at most) until {@code w} sees {@code n} ACTIVE partitions in the partition ring. */
+  public static void awaitActivePartitions(WeirProcess w, int n) {
+    await().atMost(30, TimeUnit.SECONDS).until(() -> w.get("/ingester/partition-ring")
+        .split("<td>ACTIVE</td>", -1).length - 1 == n);
   }
 
   /** Common flags plus {@code extra}. */

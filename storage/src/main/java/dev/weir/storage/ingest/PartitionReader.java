@@ -144,6 +144,15 @@ public final class PartitionReader {
     return state.applied();
   }
 
+  /** How far the partition is consumed now; see {@link PartitionFreshness}. */
+  public PartitionFreshness freshness() {
+    PartitionFreshness f = state.freshness();
+    return f.ready() && notReadyReason() != null
+        ? new PartitionFreshness(f.partition(), f.consumedOffset(), f.endOffset(), f.recordsBehind(),
+            f.consumedUpToMillis(), false)
+        : f;
+  }
+
   /** Why the reader is not (yet) serving consistent data, or null. */
   public @Nullable String notReadyReason() {
     String r = state.notReadyReason();

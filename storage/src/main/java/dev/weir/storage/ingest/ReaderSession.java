@@ -96,6 +96,9 @@ final class ReaderSession {
 
   /** Positions the consumer and the commit tracking at {@code offset}. */
   private void moveTo(long offset) {
+    if (offset < state.applied()) {
+      state.movedBack();
+    }
     consumer.seek(parts.tp(), offset);
     expectedNext = offset;
     tracker = new CommitTracker();
@@ -167,8 +170,9 @@ final class ReaderSession {
 
   private long endOffset() throws InterruptedException {
     TopicPartition tp = parts.tp();
+    long sentAt = parts.clock().getAsLong();
     long e = parts.retry().call("reading the end offset", () -> consumer.endOffsets(List.of(tp)).get(tp));
-    state.endOffsetSeen(e);
+    state.endOffsetRead(e, sentAt);
     return e;
   }
 
@@ -300,6 +304,7 @@ final class ReaderSession {
     } else if (state.endOffsetSeen() >= 0) {
       metrics.lagRecords.set(Math.max(0, state.endOffsetSeen() - state.applied())); // e.g. while fetchers read ahead
     }
+    parts.topicWatch().pollEnd(state::endProbe);
     parts.committer().maybeCommit(consumer, tracker.committable());
     if (state.recoverIfPast(tracker.inFlight() == 0)) {
       log.info("msg=\"partition reader recovered\" partition={} offset={}", partition, state.applied());
@@ -316,7 +321,7 @@ final class ReaderSession {
   private void updateApplied() {
     long done = tracker.committable();
     if (done >= 0 && done != state.applied()) {
-      state.applied(done);
+      state.applied(done, tracker.lastDoneTimestamp());
     }
   }
 }

@@ -18,6 +18,10 @@ final class ReaderState {
   private final Object appliedMonitor = new Object();
   private volatile long applied = -1;
   private volatile long endOffsetSeen = -1;
+  private volatile long appliedTimestamp = -1;
+  private volatile long endProbeOffset = -1;
+  private volatile long probeSentAt = -1;
+  private volatile long coveredAtMillis = -1;
   private volatile boolean caughtUp;
   private volatile @Nullable String blocked;
   private volatile @Nullable String kafkaProblem;
@@ -35,9 +39,69 @@ final class ReaderState {
   /** Sets the applied offset (the next offset after the last fully appended record) and wakes strong reads. */
   void applied(long offset) {
     applied = offset;
+    cover();
     synchronized (appliedMonitor) {
       appliedMonitor.notifyAll();
     }
+  }
+
+  /**
+   * Sets the applied offset with the timestamp of the record before it (the last one appended),
+   * and wakes strong reads.
+   */
+  void applied(long offset, long recordTimestamp) {
+    if (recordTimestamp >= 0) {
+      appliedTimestamp = recordTimestamp;
+    }
+    applied(offset);
+  }
+
+  /**
+   * An end offset probe sent at {@code sentAtMillis} answered {@code endOffset}: every record
+   * acknowledged before that time lies below it. Called by the reader thread only.
+   */
+  void endProbe(long endOffset, long sentAtMillis) {
+    endOffsetSeen = Math.max(endOffsetSeen, endOffset);
+    probed(endOffset, sentAtMillis);
+  }
+
+  /**
+   * The end offset read by the reader itself (catch-up rounds, an out-of-range reset): it replaces
+   * the one seen before, which a truncated or re-created partition may have lowered.
+   */
+  void endOffsetRead(long endOffset, long sentAtMillis) {
+    endOffsetSeen = endOffset;
+    probed(endOffset, sentAtMillis);
+  }
+
+  private void probed(long endOffset, long sentAtMillis) {
+    endProbeOffset = endOffset;
+    probeSentAt = sentAtMillis;
+    cover();
+  }
+
+  /** Moves consumed-up-to to the last probe's time once the applied offset reached its answer. */
+  private void cover() {
+    long end = endProbeOffset;
+    if (end >= 0 && applied >= end && probeSentAt > coveredAtMillis) {
+      coveredAtMillis = probeSentAt;
+    }
+  }
+
+  /** The reader moved back (a rewind or a re-created topic): what it consumed before no longer counts. */
+  void movedBack() {
+    appliedTimestamp = -1;
+    coveredAtMillis = -1;
+    endProbeOffset = -1;
+  }
+
+  /** See {@link PartitionFreshness}. */
+  PartitionFreshness freshness() {
+    long a = applied;
+    long end = endOffsetSeen;
+    long behind = a < 0 || end < 0 ? -1 : Math.max(0, end - a);
+    long upTo = Math.max(coveredAtMillis, appliedTimestamp);
+    return new PartitionFreshness(partition, a, end, behind, upTo, notReadyReason() == null);
   }
 
   long endOffsetSeen() {

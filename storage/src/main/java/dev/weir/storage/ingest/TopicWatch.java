@@ -9,6 +9,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ListOffsetsResult.ListOffsetsResultInfo;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.KafkaFuture;
@@ -29,6 +30,18 @@ import org.jspecify.annotations.Nullable;
  */
 final class TopicWatch implements AutoCloseable {
   static final long CHECK_MILLIS = 10_000;
+  /**
+   * How often {@link #pollEnd} asks for the end offset (Mimir's
+   * {@code last-produced-offset-poll-interval} default): the bound on how far a caught-up
+   * reader's consumed-up-to time trails now.
+   */
+  static final long END_PROBE_MILLIS = 1_000;
+
+  /** Receives an end offset probe's answer and the time the probe was sent. */
+  @FunctionalInterface
+  interface EndListener {
+    void end(long endOffset, long sentAtMillis);
+  }
 
   /** What a check found. */
   enum Kind { PRESENT, MISSING, RECREATED }
@@ -43,6 +56,9 @@ final class TopicWatch implements AutoCloseable {
   private @Nullable KafkaFuture<TopicDescription> pending;
   private long nextCheck;
   private @Nullable Uuid topicId;
+  private @Nullable KafkaFuture<ListOffsetsResultInfo> pendingEnd;
+  private long pendingEndSentAt;
+  private long nextEndProbe;
 
   TopicWatch(KafkaConfig config, TopicPartition tp, LongSupplier clock) {
     this.config = config;
@@ -96,6 +112,36 @@ final class TopicWatch implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return null;
+    }
+  }
+
+  /**
+   * Asks for the partition's end offset every {@value #END_PROBE_MILLIS} ms without blocking, and
+   * hands each answer to {@code listener} with the time its request was sent. A failed probe is
+   * dropped (the next one is sent a probe interval later), so the consumed-up-to time stops moving
+   * while Kafka does not answer. Reader thread only.
+   */
+  void pollEnd(EndListener listener) {
+    KafkaFuture<ListOffsetsResultInfo> f = pendingEnd;
+    long now = clock.getAsLong();
+    if (f == null) {
+      if (now >= nextEndProbe) {
+        nextEndProbe = now + END_PROBE_MILLIS;
+        pendingEndSentAt = now;
+        pendingEnd = admin().listOffsets(Map.of(tp, OffsetSpec.latest())).partitionResult(tp);
+      }
+      return;
+    }
+    if (!f.isDone()) {
+      return;
+    }
+    pendingEnd = null;
+    try {
+      listener.end(f.get().offset(), pendingEndSentAt);
+    } catch (ExecutionException e) {
+      // Dropped: the next probe tries again; meanwhile consumed-up-to does not move.
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
   }
 

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
+import java.util.TreeMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -115,11 +116,13 @@ public final class Writer implements AutoCloseable {
   /**
    * Produces one tenant's requests, one per partition, and waits until all are acknowledged.
    *
+   * @return partition → offset of the last record produced there (what a read-your-writes query
+   *     names in {@code X-Read-Consistency-Offsets})
    * @throws ServerErrorException when any record was not acknowledged in time
    * @throws dev.weir.storage.errors.ClientErrorException when a single series exceeds the record
    *     size limit (nothing is produced then)
    */
-  public void write(String tenant, Map<Integer, WriteRequest> byPartition) {
+  public Map<Integer, Long> write(String tenant, Map<Integer, WriteRequest> byPartition) {
     List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
     byte[] key = tenant.getBytes(StandardCharsets.UTF_8);
     for (Map.Entry<Integer, WriteRequest> e : byPartition.entrySet()) {
@@ -134,6 +137,7 @@ public final class Writer implements AutoCloseable {
     // gone, a full buffer) up to max.block.ms, so the acknowledgements get only what is left.
     long deadline = start + config.writeTimeout().toNanos();
     List<Future<RecordMetadata>> acks = new ArrayList<>(records.size());
+    Map<Integer, Long> produced = new TreeMap<>();
     long bytes = 0;
     try {
       for (ProducerRecord<byte[], byte[]> r : records) {
@@ -144,7 +148,8 @@ public final class Writer implements AutoCloseable {
         bytes += r.value().length;
       }
       for (Future<RecordMetadata> f : acks) {
-        f.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        RecordMetadata m = f.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        produced.merge(m.partition(), m.offset(), Math::max);
       }
     } catch (ExecutionException | TimeoutException | org.apache.kafka.common.KafkaException e) {
       metrics.failures.increment();
@@ -158,6 +163,7 @@ public final class Writer implements AutoCloseable {
     metrics.records.increment(records.size());
     metrics.bytes.increment(bytes);
     metrics.latency.record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+    return produced;
   }
 
   @Override
