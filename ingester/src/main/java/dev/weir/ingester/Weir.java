@@ -270,6 +270,11 @@ public final class Weir {
       PartitionReaderService reader = new PartitionReaderService(ingest.kafkaFor(id), partition, ingester,
           readerMetrics, clock, ingest.strongReadTimeout(),
           config.server().gracefulShutdownTimeout(), ring::activate);
+      reader.reader().autoIncreasePartitions(ingest.autoIncreasePartitions());
+      if (partitionRing != null) {
+        // Distributors write only to ACTIVE partitions: never let one the topic lacks turn ACTIVE.
+        partitionRing.activateOnlyWhen(reader.reader()::partitionExists);
+      }
       consistency.set(reader);
       list.add(reader);
     }

@@ -7,6 +7,7 @@ import dev.weir.proto.ring.PartitionDesc;
 import dev.weir.proto.ring.PartitionState;
 import dev.weir.ring.lifecycle.PartitionLifecycler;
 import dev.weir.ring.lifecycle.RingMetrics;
+import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 
@@ -22,6 +23,7 @@ public final class PartitionRingService implements Service, PrepareDownscaleApi.
   private final RingMetrics metrics;
   private final LongSupplier clock;
   private volatile @Nullable PartitionLifecycler lifecycler;
+  private volatile BooleanSupplier mayActivate = () -> true;
 
   public PartitionRingService(int partition, String ownerId, IngestStorageConfig ingest, RingConfig ring, KvService kv,
       RingMetrics metrics, LongSupplier clock) {
@@ -38,9 +40,15 @@ public final class PartitionRingService implements Service, PrepareDownscaleApi.
     return "partition-ring";
   }
 
+  /** See {@link PartitionLifecycler#activateOnlyWhen}; call before {@link #start()}. */
+  public void activateOnlyWhen(BooleanSupplier condition) {
+    this.mayActivate = condition;
+  }
+
   @Override
   public void start() {
     PartitionLifecycler l = new PartitionLifecycler(config, kv.store(), metrics, clock);
+    l.activateOnlyWhen(mayActivate);
     l.start();
     lifecycler = l;
   }

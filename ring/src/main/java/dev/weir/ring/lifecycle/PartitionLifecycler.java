@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
 import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
@@ -49,6 +50,7 @@ public final class PartitionLifecycler implements AutoCloseable {
   private final Counter failures;
   private final BackgroundLoop loop;
   private volatile boolean leaving;
+  private volatile BooleanSupplier mayActivate = () -> true;
 
   public PartitionLifecycler(Config config, KvStore kv, RingMetrics metrics, LongSupplier clock) {
     this.config = config;
@@ -104,7 +106,7 @@ public final class PartitionLifecycler implements AutoCloseable {
         b.putOwners(config.ownerId(), OwnerDesc.newBuilder().setOwnedPartition(config.partition())
             .setState(OwnerState.OWNER_ACTIVE).setUpdatedTimestamp(now).build());
       }
-      if (p.getState() == PartitionState.PARTITION_PENDING && !p.getStateChangeLocked()) {
+      if (p.getState() == PartitionState.PARTITION_PENDING && !p.getStateChangeLocked() && mayActivate.getAsBoolean()) {
         long settled = b.getOwnersMap().values().stream()
             .filter(o -> o.getOwnedPartition() == config.partition() && o.getState() == OwnerState.OWNER_ACTIVE)
             .filter(o -> now - o.getUpdatedTimestamp() >= config.minOwnersDuration().toMillis())
@@ -135,6 +137,15 @@ public final class PartitionLifecycler implements AutoCloseable {
             p.getId(), p.getStateTimestamp());
       }
     }
+  }
+
+  /**
+   * A condition this owner adds before its PENDING partition may turn ACTIVE (and receive writes):
+   * an ingester passes "the partition exists in the Kafka topic", so that distributors never write
+   * to a partition the topic lacks. Checked at every reconciliation; default: always.
+   */
+  public void activateOnlyWhen(BooleanSupplier condition) {
+    this.mayActivate = condition;
   }
 
   /**

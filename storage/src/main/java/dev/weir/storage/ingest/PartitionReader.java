@@ -1,5 +1,6 @@
 package dev.weir.storage.ingest;
 
+import dev.weir.storage.errors.ServerErrorException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -56,6 +57,8 @@ public final class PartitionReader {
   private final @Nullable DeadLetterProducer deadLetter;
 
   private volatile boolean stopping;
+  private volatile boolean autoIncreasePartitions;
+  private volatile boolean partitionSeen;
   private volatile long drainMillis = 30_000;
   private volatile long rewindTo = -1;
   private volatile @Nullable KafkaConsumer<byte[], byte[]> consumer;
@@ -108,6 +111,20 @@ public final class PartitionReader {
 
   public int partition() {
     return partition;
+  }
+
+  /**
+   * Whether the reader raises the topic's partition count (never lowers it) when its partition
+   * does not exist yet (scale-out); otherwise it waits, not ready, naming the partition and the
+   * topic's count. Call before {@link #start()}.
+   */
+  public void autoIncreasePartitions(boolean enabled) {
+    this.autoIncreasePartitions = enabled;
+  }
+
+  /** Whether the reader has seen its partition in the topic (it may be consumed). */
+  public boolean partitionExists() {
+    return partitionSeen;
   }
 
   /** Called once, on the reader thread, when the start-up catch-up is done. */
@@ -246,12 +263,24 @@ public final class PartitionReader {
       } else if (infos.stream().noneMatch(i -> i.partition() == partition)) {
         problem = "partition " + partition + " does not exist: topic " + config.topic() + " has " + infos.size()
             + " partitions";
+        if (!autoIncreasePartitions) {
+          problem += " (raise it by hand, or start ingesters with"
+              + " --ingest-storage.kafka.auto-increase-partitions-enabled)";
+        } else {
+          try {
+            PartitionCount.raiseTo(config, partition + 1);
+            continue; // check again at once: the new partition should be there now
+          } catch (ServerErrorException e) {
+            problem += "; raising it to " + (partition + 1) + " failed: " + e.getMessage();
+          }
+        }
       }
       if (problem == null) {
         if (state.blocked() != null) {
           log.info("msg=\"partition available, starting to consume\" partition={}", partition);
         }
         state.blocked(null);
+        partitionSeen = true;
         return;
       }
       if (!problem.equals(state.blocked())) {
