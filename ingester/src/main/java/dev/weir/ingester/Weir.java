@@ -18,6 +18,7 @@ import dev.weir.ingester.ingest.BlockBuilderBacklog;
 import dev.weir.ingester.ingest.DownscaleReadiness;
 import dev.weir.ingester.ingest.IngestStorageConfig;
 import dev.weir.ingester.ingest.KafkaWriterService;
+import dev.weir.ingester.ingest.PartitionLags;
 import dev.weir.ingester.ingest.PartitionReaderService;
 import dev.weir.ingester.ingest.PartitionRingService;
 import dev.weir.ingester.ingest.PrepareDownscaleApi;
@@ -249,17 +250,29 @@ public final class Weir {
     new RemoteWriteApi(push, config.tenants(), config.api()).register(router);
     ReaderMetrics readerMetrics = null;
     RingPages.PartitionLag lag = RingPages.PartitionLag.UNKNOWN;
+    if (kafka) {
+      // Every partition's lag from Kafka (owners' committed offsets), at most one round per interval.
+      IngestStorageConfig ingest = config.ingest();
+      PartitionLags fromKafka = new PartitionLags(ingest.kafka(), () -> ringRef.get().partitionRing(),
+          owner -> ingest.kafkaFor(owner).consumerGroup(), clock, PartitionLags.MIN_INTERVAL);
+      closeables.add(fromKafka);
+      lag = fromKafka;
+    }
     if (kafka && ingester != null) {
       ReaderMetrics own = new ReaderMetrics(registry, partition);
       int ownPartition = partition;
-      lag = p -> p == ownPartition ? own.lagRecords() : -1;
+      RingPages.PartitionLag others = lag;
+      // Its own partition's lag the reader knows live.
+      lag = p -> p == ownPartition ? own.lagRecords() : others.records(p);
       readerMetrics = own;
     }
     RingPages.register(router, ring::instanceRing, ring::partitionRing, ring::kvConnected, lag);
     if (partitionRing != null && ingester != null) {
-      new PrepareDownscaleApi(partitionRing, config.querier().queryIngestersWithin(),
+      PrepareDownscaleApi downscale = new PrepareDownscaleApi(partitionRing, config.querier().queryIngestersWithin(),
           DownscaleReadiness.storageOf(shipper, ingester.tsdb(), new BlockBuilderBacklog(config.ingest().kafka(),
-              config.blockBuilder().consumerGroup(), partition)), clock, ingester.tsdb()::flushAll).register(router);
+              config.blockBuilder().consumerGroup(), partition)), clock, ingester.tsdb()::flushAll);
+      downscale.register(router);
+      partitionRing.reportReadyToLeave(downscale::readyToLeave);
     }
     HttpServer http = new HttpServer(config.server(), router, requestMetrics);
     list.add(http);
