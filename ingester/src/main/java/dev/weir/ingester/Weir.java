@@ -287,6 +287,7 @@ public final class Weir {
       if (partitionRing != null) {
         // Distributors write only to ACTIVE partitions: never let one the topic lacks turn ACTIVE.
         partitionRing.activateOnlyWhen(reader.reader()::partitionExists);
+        reader.reader().onPartitionFound(partitionRing::reconcileSoon);
       }
       consistency.set(reader);
       list.add(reader);

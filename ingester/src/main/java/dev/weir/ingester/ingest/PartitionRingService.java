@@ -49,6 +49,14 @@ public final class PartitionRingService implements Service, PrepareDownscaleApi.
     this.mayActivate = condition;
   }
 
+  /** Reconciles at once (its activation condition turned true); nothing before start. */
+  public void reconcileSoon() {
+    PartitionLifecycler l = lifecycler;
+    if (l != null) {
+      l.reconcileSoon();
+    }
+  }
+
   /** See {@link PartitionLifecycler#reportReadyToLeave}; call before {@link #start()}. */
   public void reportReadyToLeave(Predicate<PartitionDesc> condition) {
     this.readyToLeave = condition;

@@ -159,6 +159,11 @@ public final class PartitionLifecycler implements AutoCloseable {
     this.mayActivate = condition;
   }
 
+  /** Reconciles now rather than at the next period (the condition above just turned true). */
+  public void reconcileSoon() {
+    loop.wake();
+  }
+
   /**
    * How this owner decides whether it may be removed once its partition is INACTIVE (scale-in);
    * the answer is published in its owner entry ({@code ready_to_leave}) at every reconciliation,

@@ -53,6 +53,7 @@ public final class PartitionReader {
   private final ReaderState state;
   private final ReaderSession.Parts parts;
   private final CopyOnWriteArrayList<Runnable> caughtUpListeners = new CopyOnWriteArrayList<>();
+  private final CopyOnWriteArrayList<Runnable> partitionFoundListeners = new CopyOnWriteArrayList<>();
   private final Thread thread;
   private final @Nullable DeadLetterProducer deadLetter;
 
@@ -125,6 +126,11 @@ public final class PartitionReader {
   /** Whether the reader has seen its partition in the topic (it may be consumed). */
   public boolean partitionExists() {
     return partitionSeen;
+  }
+
+  /** Called on the reader thread when it first sees its partition in the topic. */
+  public void onPartitionFound(Runnable r) {
+    partitionFoundListeners.add(r);
   }
 
   /** Called once, on the reader thread, when the start-up catch-up is done. */
@@ -280,7 +286,10 @@ public final class PartitionReader {
           log.info("msg=\"partition available, starting to consume\" partition={}", partition);
         }
         state.blocked(null);
-        partitionSeen = true;
+        if (!partitionSeen) {
+          partitionSeen = true;
+          runListeners(partitionFoundListeners);
+        }
         return;
       }
       if (!problem.equals(state.blocked())) {
@@ -294,11 +303,15 @@ public final class PartitionReader {
   private void markCaughtUp() {
     state.caughtUp(true);
     log.info("msg=\"partition reader caught up\" partition={} offset={}", partition, state.applied());
-    for (Runnable r : caughtUpListeners) {
+    runListeners(caughtUpListeners);
+  }
+
+  private static void runListeners(List<Runnable> listeners) {
+    for (Runnable r : listeners) {
       try {
         r.run();
       } catch (RuntimeException e) {
-        log.error("msg=\"caught-up listener failed\"", e);
+        log.error("msg=\"reader listener failed\"", e);
       }
     }
   }
