@@ -220,9 +220,14 @@ class PartitionDownscaleIT {
   }
 
   static Map<Integer, Long> endOffsets(KafkaCluster c) throws Exception {
+    return endOffsets(c, 2);
+  }
+
+  /** The end offsets of partitions 0..partitions-1 of the cluster's topic. */
+  static Map<Integer, Long> endOffsets(KafkaCluster c, int partitions) throws Exception {
     try (Admin admin = c.broker.admin()) {
       Map<TopicPartition, OffsetSpec> q = new HashMap<>();
-      for (int p = 0; p < 2; p++) {
+      for (int p = 0; p < partitions; p++) {
         q.put(new TopicPartition(c.topic, p), OffsetSpec.latest());
       }
       Map<Integer, Long> out = new TreeMap<>();
