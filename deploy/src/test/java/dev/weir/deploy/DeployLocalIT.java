@@ -142,6 +142,36 @@ class DeployLocalIT {
     assertThat(listening(2379)).isFalse();
   }
 
+  @Test
+  void twoZonesOfTwoPartitionsEachHoldEverySeriesOncePerZone() throws Exception {
+    try {
+      String out = run(List.of("deploy/local/start --zones 2 --partitions 2"), 600);
+      assertThat(out).contains("ingester-zone-b-1: http :8103 grpc :9103");
+      String ring = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(
+          "http://127.0.0.1:8080/ingester/partition-ring")).header("Accept", "application/json").build(),
+          HttpResponse.BodyHandlers.ofString()).body();
+      JsonNode partitions = new ObjectMapper().readTree(ring).get("partitions");
+      assertThat(partitions).as(ring).hasSize(2);
+      for (JsonNode p : partitions) {
+        assertThat(p.get("owners")).as(ring).extracting(JsonNode::asText).containsExactlyInAnyOrder(
+            "ingester-zone-a-" + p.get("id").asInt(), "ingester-zone-b-" + p.get("id").asInt());
+      }
+      run(List.of("curl -sf -H 'X-Scope-OrgID: demo' --data-binary '{\"metric\":{\"__name__\":\"zones\"},"
+          + "\"values\":[1],\"timestamps\":[" + System.currentTimeMillis() + "]}' localhost:8080/api/v1/import"), 60);
+      int holders = 0;
+      for (int port : new int[] {8081, 8082, 8083, 8103}) {
+        holders += run(List.of("curl -s -H 'X-Scope-OrgID: demo' -H 'X-Read-Consistency: strong'"
+            + " 'localhost:" + port + "/api/v1/export?match[]=zones'"), 60).contains("\"zones\"") ? 1 : 0;
+      }
+      assertThat(holders).as("one ingester per zone holds the series").isEqualTo(2);
+    } finally {
+      run(List.of("deploy/local/stop"), 180);
+    }
+    for (int port : new int[] {8080, 8081, 8082, 8083, 8084, 8103}) {
+      assertThat(listening(port)).as("port %d after stop", port).isFalse();
+    }
+  }
+
   static Set<String> names(String text) {
     Set<String> out = new TreeSet<>();
     Matcher m = Pattern.compile("\\b(weir_[a-z0-9_]+)").matcher(text);

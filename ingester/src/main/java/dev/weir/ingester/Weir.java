@@ -21,6 +21,7 @@ import dev.weir.ingester.ingest.BlockBuilderBacklog;
 import dev.weir.ingester.ingest.DownscaleReadiness;
 import dev.weir.ingester.ingest.IngestStorageConfig;
 import dev.weir.ingester.ingest.KafkaWriterService;
+import dev.weir.ingester.ingest.PartitionLags;
 import dev.weir.ingester.ingest.PartitionReaderService;
 import dev.weir.ingester.ingest.PartitionRingService;
 import dev.weir.ingester.ingest.PrepareDownscaleApi;
@@ -290,10 +291,20 @@ public final class Weir {
     new OtlpApi(push, config.tenants(), config.api(), config.otlp(), ingesterMetrics).register(router);
     ReaderMetrics readerMetrics = null;
     RingPages.PartitionLag lag = RingPages.PartitionLag.UNKNOWN;
+    if (kafka) {
+      // Every partition's lag from Kafka (owners' committed offsets), at most one round per interval.
+      IngestStorageConfig ingest = config.ingest();
+      PartitionLags fromKafka = new PartitionLags(ingest.kafka(), () -> ringRef.get().partitionRing(),
+          owner -> ingest.kafkaFor(owner).consumerGroup(), clock, PartitionLags.MIN_INTERVAL);
+      closeables.add(fromKafka);
+      lag = fromKafka;
+    }
     if (kafka && ingester != null) {
       ReaderMetrics own = new ReaderMetrics(registry, partition);
       int ownPartition = partition;
-      lag = p -> p == ownPartition ? own.lagRecords() : -1;
+      RingPages.PartitionLag others = lag;
+      // Its own partition's lag the reader knows live.
+      lag = p -> p == ownPartition ? own.lagRecords() : others.records(p);
       readerMetrics = own;
     }
     RingPages.register(router, ring::instanceRing, ring::partitionRing, ring::kvConnected, lag, progress::snapshots);
@@ -301,9 +312,11 @@ public final class Weir {
       RingPages.registerDistributors(router, distributorRing::instanceRing, distributorRing::kvConnected);
     }
     if (partitionRing != null && ingester != null) {
-      new PrepareDownscaleApi(partitionRing, config.querier().queryIngestersWithin(),
+      PrepareDownscaleApi downscale = new PrepareDownscaleApi(partitionRing, config.querier().queryIngestersWithin(),
           DownscaleReadiness.storageOf(shipper, ingester.tsdb(), new BlockBuilderBacklog(config.ingest().kafka(),
-              config.blockBuilder().consumerGroup(), partition)), clock, ingester.tsdb()::flushAll).register(router);
+              config.blockBuilder().consumerGroup(), partition)), clock, ingester.tsdb()::flushAll);
+      downscale.register(router);
+      partitionRing.reportReadyToLeave(downscale::readyToLeave);
     }
     HttpServer http = new HttpServer(config.server(), router, requestMetrics);
     list.add(http);
@@ -317,6 +330,12 @@ public final class Weir {
       PartitionReaderService reader = new PartitionReaderService(ingest.kafkaFor(id), partition, ingester,
           readerMetrics, clock, ingest.strongReadTimeout(),
           config.server().gracefulShutdownTimeout(), ring::activate, progress);
+      reader.reader().autoIncreasePartitions(ingest.autoIncreasePartitions());
+      if (partitionRing != null) {
+        // Distributors write only to ACTIVE partitions: never let one the topic lacks turn ACTIVE.
+        partitionRing.activateOnlyWhen(reader.reader()::partitionExists);
+        reader.reader().onPartitionFound(partitionRing::reconcileSoon);
+      }
       consistency.set(reader);
       list.add(reader);
       if (ingest.userLagMetricsEnabled()) {

@@ -22,10 +22,12 @@ import java.time.Duration;
  *     owns it, it is removed from the ring; 0 never removes one
  * @param userLagMetricsEnabled export per-tenant lag gauges ({@link UserLagMetrics})
  * @param userLagMetricsMaxTenants most tenants those gauges are exported for
+ * @param autoIncreasePartitions an ingester whose partition is beyond the topic's partition count
+ *     raises the count (scale-out); otherwise it waits, not ready, for an operator to raise it
  */
 public record IngestStorageConfig(boolean enabled, KafkaConfig kafka, boolean pushGrpcEnabled, int minPartitionOwners,
     Duration minPartitionOwnersDuration, Duration strongReadTimeout, Duration deleteInactivePartitionAfter,
-    boolean userLagMetricsEnabled, int userLagMetricsMaxTenants) {
+    boolean userLagMetricsEnabled, int userLagMetricsMaxTenants, boolean autoIncreasePartitions) {
 
   /** Tokens per partition in the partition ring (the spread test uses this number). */
   public static final int PARTITION_TOKENS = 128;
@@ -59,6 +61,7 @@ public record IngestStorageConfig(boolean enabled, KafkaConfig kafka, boolean pu
     private final Flag<Integer> recordVersion;
     private final Flag<Boolean> autoCreate;
     private final Flag<Integer> autoCreatePartitions;
+    private final Flag<Boolean> autoIncreasePartitions;
     private final Flag<Integer> concurrency;
     private final Flag<Integer> fetchConcurrency;
     private final Flag<Integer> batchSize;
@@ -108,6 +111,11 @@ public record IngestStorageConfig(boolean enabled, KafkaConfig kafka, boolean pu
       autoCreate = fs.bool(k + "auto-create-topic-enabled", true, "Create the topic at start-up when it is missing.");
       autoCreatePartitions = fs.integer(k + "auto-create-topic-default-partitions", 128,
           "Partitions of an auto-created topic (at least the number of ingester IDs per zone).");
+      autoIncreasePartitions = fs.bool(k + "auto-increase-partitions-enabled", false, "Scale-out: an ingester whose"
+          + " partition (from its ID) is beyond the topic's partition count raises the count to include it (Kafka"
+          + " Admin createPartitions; the count is never lowered, and concurrent raises are harmless). When off it"
+          + " stays not ready, naming its partition and the topic's count, until the count is raised by hand."
+          + " Records keyed by tenant are not re-partitioned: Weir chooses each record's partition itself.");
       concurrency = fs.integer(k + "ingestion-concurrency-max", 8, "Shard workers appending consumed series to"
           + " storage, at most the number of CPUs less one (records are decoded as concurrently); 0 consumes"
           + " in one sequential loop.");
@@ -199,7 +207,8 @@ public record IngestStorageConfig(boolean enabled, KafkaConfig kafka, boolean pu
         throw new ConfigException("ingester.user-lag-metrics-max-tenants must be at least 1");
       }
       return new IngestStorageConfig(enabled.get(), kafka, push, minOwners.get(), minOwnersDuration.get(),
-          strongTimeout.get(), deleteInactiveAfter.get(), userLagMetrics.get(), userLagMaxTenants.get());
+          strongTimeout.get(), deleteInactiveAfter.get(), userLagMetrics.get(), userLagMaxTenants.get(),
+          autoIncreasePartitions.get());
     }
   }
 }

@@ -3,11 +3,15 @@ package dev.weir.ingester.ingest;
 import dev.weir.ingester.lifecycle.Service;
 import dev.weir.ingester.ring.KvService;
 import dev.weir.ingester.ring.RingConfig;
+import dev.weir.proto.ring.OwnerDesc;
 import dev.weir.proto.ring.PartitionDesc;
 import dev.weir.proto.ring.PartitionState;
 import dev.weir.ring.lifecycle.PartitionLifecycler;
 import dev.weir.ring.lifecycle.RingMetrics;
+import java.util.Map;
+import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
+import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -22,6 +26,8 @@ public final class PartitionRingService implements Service, PrepareDownscaleApi.
   private final RingMetrics metrics;
   private final LongSupplier clock;
   private volatile @Nullable PartitionLifecycler lifecycler;
+  private volatile BooleanSupplier mayActivate = () -> true;
+  private volatile Predicate<PartitionDesc> readyToLeave = p -> false;
 
   public PartitionRingService(int partition, String ownerId, IngestStorageConfig ingest, RingConfig ring, KvService kv,
       RingMetrics metrics, LongSupplier clock) {
@@ -38,9 +44,29 @@ public final class PartitionRingService implements Service, PrepareDownscaleApi.
     return "partition-ring";
   }
 
+  /** See {@link PartitionLifecycler#activateOnlyWhen}; call before {@link #start()}. */
+  public void activateOnlyWhen(BooleanSupplier condition) {
+    this.mayActivate = condition;
+  }
+
+  /** Reconciles at once (its activation condition turned true); nothing before start. */
+  public void reconcileSoon() {
+    PartitionLifecycler l = lifecycler;
+    if (l != null) {
+      l.reconcileSoon();
+    }
+  }
+
+  /** See {@link PartitionLifecycler#reportReadyToLeave}; call before {@link #start()}. */
+  public void reportReadyToLeave(Predicate<PartitionDesc> condition) {
+    this.readyToLeave = condition;
+  }
+
   @Override
   public void start() {
     PartitionLifecycler l = new PartitionLifecycler(config, kv.store(), metrics, clock);
+    l.activateOnlyWhen(mayActivate);
+    l.reportReadyToLeave(readyToLeave);
     l.start();
     lifecycler = l;
   }
@@ -81,6 +107,16 @@ public final class PartitionRingService implements Service, PrepareDownscaleApi.
   @Override
   public int partitionId() {
     return config.partition();
+  }
+
+  @Override
+  public String ownerId() {
+    return config.ownerId();
+  }
+
+  @Override
+  public Map<String, OwnerDesc> owners() {
+    return running().owners();
   }
 
   private PartitionLifecycler running() {

@@ -3,6 +3,7 @@ package dev.weir.ingester.ingest;
 import dev.weir.ingester.api.JsonWriter;
 import dev.weir.ingester.server.HttpExchange;
 import dev.weir.ingester.server.HttpRouter;
+import dev.weir.proto.ring.OwnerDesc;
 import dev.weir.proto.ring.PartitionDesc;
 import dev.weir.proto.ring.PartitionState;
 import dev.weir.ring.kv.KvException;
@@ -11,6 +12,7 @@ import dev.weir.ring.partition.PartitionStateChange.RefusedException;
 import dev.weir.storage.errors.ServerErrorException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Set;
 import java.util.function.IntSupplier;
 import java.util.function.LongSupplier;
@@ -24,7 +26,11 @@ import org.jspecify.annotations.Nullable;
  * seconds of the switch to INACTIVE, 0 when not INACTIVE, as Mimir's rollout-operator expects),
  * the state with {@code state_timestamp} in Unix milliseconds (as on {@code /ingester/partition-ring}),
  * and whether the ingester may be removed ({@link DownscaleReadiness}; {@code leave_after} in Unix
- * seconds).
+ * seconds). {@code owners} lists every zone's owner of the partition with its readiness (each owner
+ * publishes its own in the partition ring at every heartbeat) and {@code all_owners_ready_to_leave}
+ * says whether the partition's ingesters may all go. The state is one entry in the ring for all
+ * zones (as in Mimir): POST on one owner drains the partition in every zone, and every owner leaves
+ * the ring when it stops while the partition is INACTIVE.
  *
  * <p>{@code POST /ingester/flush} compacts the whole head into blocks (the shipper uploads them at
  * its next round), so that a drained ingester holds nothing outside long-term storage; it is
@@ -54,6 +60,12 @@ public final class PrepareDownscaleApi {
     @Nullable PartitionDesc partition();
 
     int partitionId();
+
+    /** This owner's ID in the partition ring. */
+    String ownerId();
+
+    /** The partition's owners in every zone, by owner ID, as stored now. */
+    Map<String, OwnerDesc> owners();
   }
 
   private final OwnPartition ring;
@@ -156,8 +168,17 @@ public final class PrepareDownscaleApi {
         + e.getMessage());
   }
 
+  /**
+   * Whether this ingester may be removed now ({@link DownscaleReadiness}); what it publishes in its
+   * owner entry for the other zones to see.
+   */
+  public boolean readyToLeave(PartitionDesc p) {
+    return DownscaleReadiness.decide(p, clock.getAsLong(), lookback, storage.get()).readyToLeave();
+  }
+
   private Response ok(PartitionDesc p) {
     DownscaleReadiness.Decision d = DownscaleReadiness.decide(p, clock.getAsLong(), lookback, storage.get());
+    Map<String, OwnerDesc> owners = ring.owners();
     boolean inactive = p.getState() == PartitionState.PARTITION_INACTIVE;
     JsonWriter w = new JsonWriter(new StringBuilder())
         .raw("{\"timestamp\":").number(inactive ? p.getStateTimestamp() / 1000 : 0)
@@ -173,6 +194,19 @@ public final class PrepareDownscaleApi {
     for (int i = 0; i < d.reasons().size(); i++) {
       w.raw(i > 0 ? "," : "").string(d.reasons().get(i));
     }
-    return new Response(200, w.raw("]}").toString());
+    // Every zone's owner of the partition: the partition may go only when all of them may. This
+    // owner's answer is the live one above; the others' as they published it at their last heartbeat.
+    boolean all = d.readyToLeave();
+    w.raw("],\"owners\":[");
+    boolean first = true;
+    for (Map.Entry<String, OwnerDesc> e : owners.entrySet()) {
+      boolean self = e.getKey().equals(ring.ownerId());
+      boolean ready = self ? d.readyToLeave() : e.getValue().getReadyToLeave();
+      all &= ready;
+      w.raw(first ? "" : ",").raw("{\"id\":").string(e.getKey()).raw(",\"ready_to_leave\":")
+          .raw(String.valueOf(ready)).raw(",\"self\":").raw(String.valueOf(self)).raw('}');
+      first = false;
+    }
+    return new Response(200, w.raw("],\"all_owners_ready_to_leave\":").raw(String.valueOf(all)).raw('}').toString());
   }
 }

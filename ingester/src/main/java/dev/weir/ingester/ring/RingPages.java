@@ -21,10 +21,12 @@ import java.util.function.Supplier;
  * Ring status pages: {@code /ingester/ring} and {@code /store-gateway/ring} (instances: state,
  * address, zone, heartbeat age, health, tokens, ownership) and {@code /ingester/partition-ring}
  * (partitions: state, state time, tokens, ownership, owners, whether the state is locked, and the
- * consumer lag in records where this process knows it: an ingester knows its own partition's, other partitions show -1 (JSON) or
- * "-" (HTML)). The ingester pages also show what this instance is doing or did last in its long
- * phases (WAL replay, Kafka catch-up): done/total, percent, rate, time left ({@code progress} in
- * JSON). HTML by default, JSON when the {@code Accept} header asks for json.
+ * consumer lag in records: an ingester knows its own partition's live, and every Kafka-mode process
+ * asks Kafka for the others' (end offset minus the owners' committed offsets, at most one round
+ * per 10 s, {@code PartitionLags}); unknown shows -1 (JSON) or "-" (HTML)). The ingester pages
+ * also show what this instance is doing or did last in its long phases (WAL replay, Kafka
+ * catch-up): done/total, percent, rate, time left ({@code progress} in JSON). HTML by default,
+ * JSON when the {@code Accept} header asks for json.
  */
 public final class RingPages {
   private RingPages() {}
@@ -116,40 +118,61 @@ public final class RingPages {
 
   static void partitions(HttpExchange ex, PartitionRing ring, boolean connected, PartitionLag lag,
       List<ProgressReporter.Snapshot> progress) {
-    Map<Integer, PartitionDesc> parts = ring.partitions();
     if (wantsJson(ex)) {
-      JsonWriter w = new JsonWriter(new StringBuilder()).raw("{\"kv_connected\":").raw(String.valueOf(connected));
-      progressJson(w, progress).raw(",\"partitions\":[");
-      boolean first = true;
-      for (PartitionDesc p : parts.values()) {
-        if (!first) {
-          w.raw(',');
-        }
-        first = false;
-        w.raw("{\"id\":").number(p.getId()).raw(",\"state\":").string(stateName(p))
-            .raw(",\"state_timestamp\":").number(p.getStateTimestamp())
-            .raw(",\"state_change_locked\":").raw(String.valueOf(p.getStateChangeLocked()))
-            .raw(",\"lag_records\":").number(lag.records(p.getId()))
-            .raw(",\"tokens\":").number(p.getTokensCount())
-            .raw(",\"ownership\":").raw(String.format("%.6f", ring.ownership(p.getId())))
-            .raw(",\"owners\":[");
-        List<String> owners = ring.owners(p.getId());
-        for (int i = 0; i < owners.size(); i++) {
-          w.raw(i > 0 ? "," : "").string(owners.get(i));
-        }
-        w.raw("]}");
-      }
-      w.raw("],\"owners\":{");
-      Map<String, OwnerDesc> owners = new TreeMap<>(ring.desc().getOwnersMap());
-      first = true;
-      for (Map.Entry<String, OwnerDesc> e : owners.entrySet()) {
-        w.raw(first ? "" : ",").string(e.getKey()).raw(":{\"partition\":").number(e.getValue().getOwnedPartition())
-            .raw(",\"state\":").string(e.getValue().getState().name().replace("OWNER_", "")).raw('}');
-        first = false;
-      }
-      ex.respond(200, "application/json", w.raw("}}").toString().getBytes(StandardCharsets.UTF_8));
-      return;
+      ex.respond(200, "application/json", partitionsJson(ring, connected, lag, progress)
+          .getBytes(StandardCharsets.UTF_8));
+    } else {
+      html(ex, new StringBuilder(partitionsHtml(ring, connected, lag, progress)));
     }
+  }
+
+  static String partitionsJson(PartitionRing ring, boolean connected, PartitionLag lag) {
+    return partitionsJson(ring, connected, lag, List.of());
+  }
+
+  static String partitionsJson(PartitionRing ring, boolean connected, PartitionLag lag,
+      List<ProgressReporter.Snapshot> progress) {
+    Map<Integer, PartitionDesc> parts = ring.partitions();
+    JsonWriter w = new JsonWriter(new StringBuilder()).raw("{\"kv_connected\":").raw(String.valueOf(connected));
+    progressJson(w, progress).raw(",\"partitions\":[");
+    boolean first = true;
+    for (PartitionDesc p : parts.values()) {
+      if (!first) {
+        w.raw(',');
+      }
+      first = false;
+      w.raw("{\"id\":").number(p.getId()).raw(",\"state\":").string(stateName(p))
+          .raw(",\"state_timestamp\":").number(p.getStateTimestamp())
+          .raw(",\"state_change_locked\":").raw(String.valueOf(p.getStateChangeLocked()))
+          .raw(",\"lag_records\":").number(lag.records(p.getId()))
+          .raw(",\"tokens\":").number(p.getTokensCount())
+          .raw(",\"ownership\":").raw(String.format("%.6f", ring.ownership(p.getId())))
+          .raw(",\"owners\":[");
+      List<String> owners = ring.owners(p.getId());
+      for (int i = 0; i < owners.size(); i++) {
+        w.raw(i > 0 ? "," : "").string(owners.get(i));
+      }
+      w.raw("]}");
+    }
+    w.raw("],\"owners\":{");
+    Map<String, OwnerDesc> owners = new TreeMap<>(ring.desc().getOwnersMap());
+    first = true;
+    for (Map.Entry<String, OwnerDesc> e : owners.entrySet()) {
+      w.raw(first ? "" : ",").string(e.getKey()).raw(":{\"partition\":").number(e.getValue().getOwnedPartition())
+          .raw(",\"state\":").string(e.getValue().getState().name().replace("OWNER_", ""))
+          .raw(",\"ready_to_leave\":").raw(String.valueOf(e.getValue().getReadyToLeave())).raw('}');
+      first = false;
+    }
+    return w.raw("}}").toString();
+  }
+
+  static String partitionsHtml(PartitionRing ring, boolean connected, PartitionLag lag) {
+    return partitionsHtml(ring, connected, lag, List.of());
+  }
+
+  static String partitionsHtml(PartitionRing ring, boolean connected, PartitionLag lag,
+      List<ProgressReporter.Snapshot> progress) {
+    Map<Integer, PartitionDesc> parts = ring.partitions();
     StringBuilder h = page("Partition ring", connected, progress);
     h.append("<table><tr><th>Partition</th><th>State</th><th>State since</th><th>Tokens</th><th>Ownership</th>")
         .append("<th>Owners</th><th>Lag (records)</th></tr>\n");
@@ -162,7 +185,7 @@ public final class RingPages {
           .append(esc(String.join(", ", ring.owners(p.getId())))).append("</td><td>")
           .append(lagRecords < 0 ? "-" : String.valueOf(lagRecords)).append("</td></tr>\n");
     }
-    html(ex, h.append("</table></body></html>\n"));
+    return h.append("</table></body></html>\n").toString();
   }
 
   private static String stateName(PartitionDesc p) {

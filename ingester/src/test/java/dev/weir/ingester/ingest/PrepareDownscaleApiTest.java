@@ -1,6 +1,7 @@
 package dev.weir.ingester.ingest;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -57,6 +58,16 @@ class PrepareDownscaleApiTest {
       public int partitionId() {
         return 1;
       }
+
+      @Override
+      public String ownerId() {
+        return "ingester-zone-a-1";
+      }
+
+      @Override
+      public java.util.Map<String, dev.weir.proto.ring.OwnerDesc> owners() {
+        return lifecycler.owners();
+      }
     }, Duration.ofHours(13), () -> new DownscaleReadiness.Storage(true, 0, 0, -1), clock::get,
         flushes::incrementAndGet);
   }
@@ -103,6 +114,43 @@ class PrepareDownscaleApiTest {
     assertThat(deleted.get("timestamp").asLong()).isZero();
     assertThat(deleted.get("state").asText()).isEqualTo("ACTIVE");
     assertThat(stored().getState()).isEqualTo(PartitionState.PARTITION_ACTIVE);
+  }
+
+  @Test
+  void partitionMayGoOnlyWhenEveryZonesOwnerIsReadyAndEveryOwnerLeavesWhenItStops() throws Exception {
+    AtomicBoolean zoneBReady = new AtomicBoolean();
+    PartitionLifecycler zoneB = new PartitionLifecycler(new PartitionLifecycler.Config(KEY, 1, "ingester-zone-b-1",
+        16, 1, Duration.ZERO, Duration.ofMillis(20), false, Duration.ZERO), kv, RingMetrics.noop(), clock::get);
+    zoneB.reportReadyToLeave(p -> zoneBReady.get());
+    zoneB.start();
+    try {
+      // One POST, on zone a's owner, drains the partition in both zones (one state in the ring).
+      json(api.change(PartitionState.PARTITION_INACTIVE));
+      clock.addAndGet(Duration.ofHours(13).toMillis());
+      JsonNode r = json(api.get());
+      assertThat(r.get("ready_to_leave").asBoolean()).as("zone a's own readiness").isTrue();
+      assertThat(r.get("all_owners_ready_to_leave").asBoolean()).as(r.toString()).isFalse();
+      assertThat(r.get("owners").toString()).isEqualTo("[{\"id\":\"ingester-zone-a-1\",\"ready_to_leave\":true,"
+          + "\"self\":true},{\"id\":\"ingester-zone-b-1\",\"ready_to_leave\":false,\"self\":false}]");
+      zoneBReady.set(true);
+      await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
+          assertThat(json(api.get()).get("all_owners_ready_to_leave").asBoolean()).isTrue());
+      // Zone b was never asked to prepare; it leaves the ring anyway, the partition being INACTIVE
+      // (removeOwnerOnShutdown is false here).
+      zoneB.close();
+      assertThat(ring(kv.get(KEY)).getOwnersMap()).containsOnlyKeys("ingester-zone-a-1");
+    } finally {
+      zoneB.close();
+    }
+  }
+
+  @Test
+  void ownerOfAnActivePartitionKeepsItsEntryWhenItStops() {
+    PartitionLifecycler zoneB = new PartitionLifecycler(new PartitionLifecycler.Config(KEY, 1, "ingester-zone-b-1",
+        16, 1, Duration.ZERO, Duration.ofHours(1), false, Duration.ZERO), kv, RingMetrics.noop(), clock::get);
+    zoneB.start();
+    zoneB.close();
+    assertThat(ring(kv.get(KEY)).getOwnersMap()).containsOnlyKeys("ingester-zone-a-1", "ingester-zone-b-1");
   }
 
   @Test

@@ -15,7 +15,9 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
+import java.util.function.Predicate;
 import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -49,6 +51,9 @@ public final class PartitionLifecycler implements AutoCloseable {
   private final Counter failures;
   private final BackgroundLoop loop;
   private volatile boolean leaving;
+  private volatile BooleanSupplier mayActivate = () -> true;
+  private volatile Predicate<PartitionDesc> readyToLeave = p -> false;
+  private volatile @Nullable PartitionDesc lastSeen;
 
   public PartitionLifecycler(Config config, KvStore kv, RingMetrics metrics, LongSupplier clock) {
     this.config = config;
@@ -86,7 +91,9 @@ public final class PartitionLifecycler implements AutoCloseable {
   /** One reconciliation (also called periodically). */
   void reconcile() {
     long now = clock.getAsLong();
-    kv.cas(config.ringKey(), current -> {
+    PartitionDesc seen = lastSeen;
+    boolean ready = seen != null && seen.getState() == PartitionState.PARTITION_INACTIVE && readyToLeave.test(seen);
+    byte[] stored = kv.cas(config.ringKey(), current -> {
       PartitionRingDesc desc = parse(current);
       PartitionRingDesc.Builder b = desc.toBuilder();
       PartitionDesc p = desc.getPartitionsMap().get(config.partition());
@@ -101,10 +108,15 @@ public final class PartitionLifecycler implements AutoCloseable {
       }
       OwnerDesc me = desc.getOwnersMap().get(config.ownerId());
       if (me == null || me.getOwnedPartition() != config.partition() || me.getState() != OwnerState.OWNER_ACTIVE) {
-        b.putOwners(config.ownerId(), OwnerDesc.newBuilder().setOwnedPartition(config.partition())
-            .setState(OwnerState.OWNER_ACTIVE).setUpdatedTimestamp(now).build());
+        me = OwnerDesc.newBuilder().setOwnedPartition(config.partition()).setState(OwnerState.OWNER_ACTIVE)
+            .setUpdatedTimestamp(now).build();
       }
-      if (p.getState() == PartitionState.PARTITION_PENDING && !p.getStateChangeLocked()) {
+      // Computed before the CAS, from the partition as the previous round saw it.
+      if (me.getReadyToLeave() != ready) {
+        me = me.toBuilder().setReadyToLeave(ready).build();
+      }
+      b.putOwners(config.ownerId(), me);
+      if (p.getState() == PartitionState.PARTITION_PENDING && !p.getStateChangeLocked() && mayActivate.getAsBoolean()) {
         long settled = b.getOwnersMap().values().stream()
             .filter(o -> o.getOwnedPartition() == config.partition() && o.getState() == OwnerState.OWNER_ACTIVE)
             .filter(o -> now - o.getUpdatedTimestamp() >= config.minOwnersDuration().toMillis())
@@ -119,6 +131,7 @@ public final class PartitionLifecycler implements AutoCloseable {
       PartitionRingDesc next = b.build();
       return next.equals(desc) ? null : next.toByteArray();
     });
+    lastSeen = parse(stored).getPartitionsMap().get(config.partition());
   }
 
   /** Removes the partitions INACTIVE for {@code deleteInactiveAfter} that no instance owns any more. */
@@ -135,6 +148,45 @@ public final class PartitionLifecycler implements AutoCloseable {
             p.getId(), p.getStateTimestamp());
       }
     }
+  }
+
+  /**
+   * A condition this owner adds before its PENDING partition may turn ACTIVE (and receive writes):
+   * an ingester passes "the partition exists in the Kafka topic", so that distributors never write
+   * to a partition the topic lacks. Checked at every reconciliation; default: always.
+   */
+  public void activateOnlyWhen(BooleanSupplier condition) {
+    this.mayActivate = condition;
+  }
+
+  /** Reconciles now rather than at the next period (the condition above just turned true). */
+  public void reconcileSoon() {
+    loop.wake();
+  }
+
+  /**
+   * How this owner decides whether it may be removed once its partition is INACTIVE (scale-in);
+   * the answer is published in its owner entry ({@code ready_to_leave}) at every reconciliation,
+   * so that any process sees whether every owner, in every zone, may go. Never asked while the
+   * partition is not INACTIVE (then false). Default: never ready.
+   */
+  public void reportReadyToLeave(Predicate<PartitionDesc> condition) {
+    this.readyToLeave = condition;
+  }
+
+  /**
+   * The owners of this lifecycler's partition (every zone) as stored now, by owner ID.
+   *
+   * @throws KvException when the store cannot be reached
+   */
+  public Map<String, OwnerDesc> owners() {
+    Map<String, OwnerDesc> out = new java.util.TreeMap<>();
+    parse(kv.get(config.ringKey())).getOwnersMap().forEach((id, o) -> {
+      if (o.getOwnedPartition() == config.partition()) {
+        out.put(id, o);
+      }
+    });
+    return out;
   }
 
   /**
@@ -198,6 +250,20 @@ public final class PartitionLifecycler implements AutoCloseable {
     return parse(kv.get(config.ringKey())).getPartitionsMap().get(config.partition());
   }
 
+  /**
+   * Whether this lifecycler's partition is INACTIVE in the ring now: then every owner, in every
+   * zone, leaves it when it stops, whichever owner was asked to prepare the downscale (the state
+   * is one entry for all zones, as in Mimir). False when the store cannot be read.
+   */
+  private boolean inactive() {
+    try {
+      PartitionDesc p = partition();
+      return p != null && p.getState() == PartitionState.PARTITION_INACTIVE;
+    } catch (KvException e) {
+      return false;
+    }
+  }
+
   static PartitionRingDesc parse(byte @Nullable [] b) {
     if (b == null) {
       return PartitionRingDesc.getDefaultInstance();
@@ -212,7 +278,7 @@ public final class PartitionLifecycler implements AutoCloseable {
   @Override
   public void close() {
     loop.close();
-    if (!config.removeOwnerOnShutdown() && !leaving) {
+    if (!config.removeOwnerOnShutdown() && !leaving && !inactive()) {
       return;
     }
     try {

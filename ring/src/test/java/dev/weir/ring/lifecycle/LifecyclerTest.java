@@ -211,7 +211,7 @@ class LifecyclerTest {
     PartitionLifecycler one = startedPartition(1, false);
     clock.set(2_000_000);
     one.changeState(PartitionState.PARTITION_INACTIVE);
-    one.close(); // not leaving, removeOwnerOnShutdown=false: the owner entry stays
+    // Killed (no close): the owner entry stays.
     clock.addAndGet(Duration.ofHours(13).toMillis());
     zero.reconcile();
     assertThat(partitions().getPartitionsMap()).as("still owned").containsKey(1);
@@ -224,6 +224,43 @@ class LifecyclerTest {
     zero.reconcile();
     assertThat(partitions().getPartitionsMap()).containsOnlyKeys(0);
     assertThat(partitions().getOwnersMap()).containsOnlyKeys("ingester-zone-a-0");
+  }
+
+  @Test
+  void everyOwnerOfAnInactivePartitionLeavesOnCloseAndOnlyThen() {
+    PartitionLifecycler zoneA = partition("ingester-zone-a-6", 6, Duration.ZERO);
+    PartitionLifecycler zoneB = partition("ingester-zone-b-6", 6, Duration.ZERO);
+    zoneA.start();
+    zoneB.start();
+    zoneB.close();
+    assertThat(partitions().getOwnersMap()).as("ACTIVE: kept for a restart in place")
+        .containsKeys("ingester-zone-a-6", "ingester-zone-b-6");
+    PartitionLifecycler zoneBAgain = partition("ingester-zone-b-6", 6, Duration.ZERO);
+    zoneBAgain.start();
+    zoneA.changeState(PartitionState.PARTITION_INACTIVE);
+    zoneBAgain.close(); // asked nothing itself: the partition's state is the same for every zone
+    assertThat(partitions().getOwnersMap()).containsKey("ingester-zone-a-6")
+        .doesNotContainKey("ingester-zone-b-6");
+    zoneA.close();
+    assertThat(partitions().getOwnersMap()).doesNotContainKey("ingester-zone-a-6");
+  }
+
+  @Test
+  void ownerPublishesWhetherItIsReadyToLeaveOnlyWhileInactive() {
+    PartitionLifecycler l = partition("ingester-zone-a-7", 7, Duration.ZERO);
+    toClose.add(l);
+    l.reportReadyToLeave(p -> true);
+    l.start();
+    l.reconcile();
+    assertThat(partitions().getOwnersOrThrow("ingester-zone-a-7").getReadyToLeave()).as("ACTIVE").isFalse();
+    l.changeState(PartitionState.PARTITION_INACTIVE);
+    l.reconcile(); // sees INACTIVE
+    l.reconcile(); // publishes
+    assertThat(partitions().getOwnersOrThrow("ingester-zone-a-7").getReadyToLeave()).isTrue();
+    l.changeState(PartitionState.PARTITION_ACTIVE);
+    l.reconcile();
+    l.reconcile();
+    assertThat(partitions().getOwnersOrThrow("ingester-zone-a-7").getReadyToLeave()).isFalse();
   }
 
   @Test

@@ -1,5 +1,6 @@
 package dev.weir.storage.ingest;
 
+import dev.weir.storage.errors.ServerErrorException;
 import dev.weir.storage.progress.ProgressBoard;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -53,10 +54,13 @@ public final class PartitionReader {
   private final ReaderState state;
   private final ReaderSession.Parts parts;
   private final CopyOnWriteArrayList<Runnable> caughtUpListeners = new CopyOnWriteArrayList<>();
+  private final CopyOnWriteArrayList<Runnable> partitionFoundListeners = new CopyOnWriteArrayList<>();
   private final Thread thread;
   private final @Nullable DeadLetterProducer deadLetter;
 
   private volatile boolean stopping;
+  private volatile boolean autoIncreasePartitions;
+  private volatile boolean partitionSeen;
   private volatile long drainMillis = 30_000;
   private volatile long rewindTo = -1;
   private volatile @Nullable KafkaConsumer<byte[], byte[]> consumer;
@@ -115,6 +119,25 @@ public final class PartitionReader {
 
   public int partition() {
     return partition;
+  }
+
+  /**
+   * Whether the reader raises the topic's partition count (never lowers it) when its partition
+   * does not exist yet (scale-out); otherwise it waits, not ready, naming the partition and the
+   * topic's count. Call before {@link #start()}.
+   */
+  public void autoIncreasePartitions(boolean enabled) {
+    this.autoIncreasePartitions = enabled;
+  }
+
+  /** Whether the reader has seen its partition in the topic (it may be consumed). */
+  public boolean partitionExists() {
+    return partitionSeen;
+  }
+
+  /** Called on the reader thread when it first sees its partition in the topic. */
+  public void onPartitionFound(Runnable r) {
+    partitionFoundListeners.add(r);
   }
 
   /** Called once, on the reader thread, when the start-up catch-up is done. */
@@ -262,12 +285,27 @@ public final class PartitionReader {
       } else if (infos.stream().noneMatch(i -> i.partition() == partition)) {
         problem = "partition " + partition + " does not exist: topic " + config.topic() + " has " + infos.size()
             + " partitions";
+        if (!autoIncreasePartitions) {
+          problem += " (raise it by hand, or start ingesters with"
+              + " --ingest-storage.kafka.auto-increase-partitions-enabled)";
+        } else {
+          try {
+            PartitionCount.raiseTo(config, partition + 1);
+            continue; // check again at once: the new partition should be there now
+          } catch (ServerErrorException e) {
+            problem += "; raising it to " + (partition + 1) + " failed: " + e.getMessage();
+          }
+        }
       }
       if (problem == null) {
         if (state.blocked() != null) {
           log.info("msg=\"partition available, starting to consume\" partition={}", partition);
         }
         state.blocked(null);
+        if (!partitionSeen) {
+          partitionSeen = true;
+          runListeners(partitionFoundListeners);
+        }
         return;
       }
       if (!problem.equals(state.blocked())) {
@@ -281,11 +319,15 @@ public final class PartitionReader {
   private void markCaughtUp() {
     state.caughtUp(true);
     log.info("msg=\"partition reader caught up\" partition={} offset={}", partition, state.applied());
-    for (Runnable r : caughtUpListeners) {
+    runListeners(caughtUpListeners);
+  }
+
+  private static void runListeners(List<Runnable> listeners) {
+    for (Runnable r : listeners) {
       try {
         r.run();
       } catch (RuntimeException e) {
-        log.error("msg=\"caught-up listener failed\"", e);
+        log.error("msg=\"reader listener failed\"", e);
       }
     }
   }
