@@ -208,6 +208,22 @@ class HelmChartTest {
       assertThat(partitions).isEqualTo(IntStream.range(0, n).boxed().toList());
       assertThat(topicPartitions).isGreaterThanOrEqualTo(n);
       assertThat(s.getMetadata().getName()).matches("weir-ingester-zone-[a-c]");
+      var antiAffinity = s.getSpec().getTemplate().getSpec().getAffinity().getPodAntiAffinity();
+      String zone = s.getSpec().getTemplate().getMetadata().getLabels().get("weir.dev/zone");
+      if (values.isEmpty()) {
+        assertThat(antiAffinity.getRequiredDuringSchedulingIgnoredDuringExecution()).isEmpty();
+      } else {
+        // Zone-aware: never on a node with another zone's ingester.
+        assertThat(antiAffinity.getRequiredDuringSchedulingIgnoredDuringExecution()).singleElement().satisfies(t -> {
+          assertThat(t.getTopologyKey()).isEqualTo("kubernetes.io/hostname");
+          assertThat(t.getLabelSelector().getMatchLabels()).containsEntry("app.kubernetes.io/component", "ingester");
+          assertThat(t.getLabelSelector().getMatchExpressions()).singleElement().satisfies(e -> {
+            assertThat(e.getKey()).isEqualTo("weir.dev/zone");
+            assertThat(e.getOperator()).isEqualTo("NotIn");
+            assertThat(e.getValues()).containsExactly(zone);
+          });
+        });
+      }
     }
   }
 
