@@ -443,12 +443,22 @@ public final class Weir {
     new RemoteReadApi(querier, config.tenants(), config.api(), fresh).register(router);
     new UserLag(querier::userLag, config.tenants(), clock).register(router);
     new MetadataApi(querier::metadata, config.tenants()).register(router);
-    RingPages.register(router, ring::instanceRing, ring::partitionRing, ring::kvConnected);
+    RingPages.PartitionLag lag = RingPages.PartitionLag.UNKNOWN;
+    List<AutoCloseable> closeables = new ArrayList<>();
+    if (config.ingest().enabled()) {
+      // Every partition's lag from Kafka (owners' committed offsets), as ingesters and distributors show it.
+      IngestStorageConfig ingest = config.ingest();
+      PartitionLags fromKafka = new PartitionLags(ingest.kafka(), ring::partitionRing,
+          owner -> ingest.kafkaFor(owner).consumerGroup(), clock, PartitionLags.MIN_INTERVAL);
+      closeables.add(fromKafka);
+      lag = fromKafka;
+    }
+    RingPages.register(router, ring::instanceRing, ring::partitionRing, ring::kvConnected, lag);
     RingPages.registerStoreGatewayRing(router, storeGateways::instanceRing, storeGateways::kvConnected);
     HttpServer http = new HttpServer(config.server(), router, requestMetrics);
     ServiceManager services = new ServiceManager(List.of(kv, ring, storeGateways, sources, http));
     OpsEndpoints.register(router, registry, services, flags, Version.VERSION);
-    return new Weir(registry, services, null, null, http, gc, List.of());
+    return new Weir(registry, services, null, null, http, gc, closeables);
   }
 
   public void start() throws Exception {

@@ -83,6 +83,12 @@ class QuerierKafkaIT {
       int known = JSON.readTree(all.get(0).get("/api/v1/metadata")).get("data").size()
           + JSON.readTree(all.get(1).get("/api/v1/metadata")).get("data").size();
       assertThat(known).as("the owners together know both families").isGreaterThanOrEqualTo(2);
+      // The querier's partition ring page knows every partition's lag (from Kafka): consumed, so 0.
+      await().atMost(60, TimeUnit.SECONDS).untilAsserted(() -> {
+        for (int p = 0; p < 2; p++) {
+          assertThat(PartitionDownscaleIT.partitionOnPage(querier, p).get("lag_records").asLong()).isZero();
+        }
+      });
       int perIngester0 = new ExportClient(all.get(0).httpUrl()).export(null, "kq_metric").size();
       int perIngester1 = new ExportClient(all.get(1).httpUrl()).export(null, "kq_metric").size();
       assertThat(perIngester0).as("both partitions hold series").isPositive().isLessThan(SERIES);
