@@ -293,9 +293,7 @@ public final class Weir {
     RingPages.PartitionLag lag = RingPages.PartitionLag.UNKNOWN;
     if (kafka) {
       // Every partition's lag from Kafka (owners' committed offsets), at most one round per interval.
-      IngestStorageConfig ingest = config.ingest();
-      PartitionLags fromKafka = new PartitionLags(ingest.kafka(), () -> ringRef.get().partitionRing(),
-          owner -> ingest.kafkaFor(owner).consumerGroup(), clock, PartitionLags.MIN_INTERVAL);
+      PartitionLags fromKafka = PartitionLags.of(config.ingest(), () -> ringRef.get().partitionRing(), clock);
       closeables.add(fromKafka);
       lag = fromKafka;
     }
@@ -447,9 +445,7 @@ public final class Weir {
     List<AutoCloseable> closeables = new ArrayList<>();
     if (config.ingest().enabled()) {
       // Every partition's lag from Kafka (owners' committed offsets), as ingesters and distributors show it.
-      IngestStorageConfig ingest = config.ingest();
-      PartitionLags fromKafka = new PartitionLags(ingest.kafka(), ring::partitionRing,
-          owner -> ingest.kafkaFor(owner).consumerGroup(), clock, PartitionLags.MIN_INTERVAL);
+      PartitionLags fromKafka = PartitionLags.of(config.ingest(), ring::partitionRing, clock);
       closeables.add(fromKafka);
       lag = fromKafka;
     }

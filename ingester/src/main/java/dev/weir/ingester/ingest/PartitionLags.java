@@ -71,6 +71,15 @@ public final class PartitionLags implements RingPages.PartitionLag, AutoCloseabl
     this.minIntervalMillis = minInterval.toMillis();
   }
 
+  /**
+   * The fleet's lags as every Kafka-mode process shows them: each owner's consumer group as its
+   * ingester names it ({@link IngestStorageConfig#kafkaFor}), one round per {@link #MIN_INTERVAL}.
+   */
+  public static PartitionLags of(IngestStorageConfig ingest, Supplier<PartitionRing> ring, LongSupplier clock) {
+    return new PartitionLags(ingest.kafka(), ring, owner -> ingest.kafkaFor(owner).consumerGroup(), clock,
+        MIN_INTERVAL);
+  }
+
   @Override
   public synchronized long records(int partition) {
     long now = clock.getAsLong();
