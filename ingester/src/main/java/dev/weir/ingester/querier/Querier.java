@@ -1,13 +1,10 @@
 package dev.weir.ingester.querier;
 
-import com.google.common.util.concurrent.ListenableFuture;
 import dev.weir.ingester.api.Matchers;
 import dev.weir.ingester.api.QueryingIngesterService;
 import dev.weir.ingester.api.ReadSource;
 import dev.weir.ingester.api.UserLag;
 import dev.weir.ingester.ingest.ReadLevel;
-import dev.weir.ingester.server.GrpcInterceptors;
-import dev.weir.proto.ingester.IngesterGrpc;
 import dev.weir.proto.ingester.LabelNamesRequest;
 import dev.weir.proto.ingester.LabelNamesResponse;
 import dev.weir.proto.ingester.LabelValuesRequest;
@@ -28,9 +25,6 @@ import dev.weir.storage.tsdb.chunk.XorAppender;
 import dev.weir.storage.tsdb.head.ChunkData;
 import dev.weir.storage.tsdb.head.SeriesChunks;
 import dev.weir.storage.tsdb.labels.Matcher;
-import io.grpc.Metadata;
-import io.grpc.Status;
-import io.grpc.stub.MetadataUtils;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -39,8 +33,6 @@ import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
 /**
@@ -215,54 +207,44 @@ public final class Querier implements ReadSource {
 
   /**
    * {@code /api/v1/user_lag}: asks the owner of every partition (as a query would pick it) for
-   * the tenant's lag, all at once within {@code querier.timeout}; lists the partitions holding the
-   * tenant's series, and those whose owner could not be asked with the reason. Kafka mode only.
+   * the tenant's lag, all at once within {@code querier.timeout}, falling over to the partition's
+   * next owner (another zone) on a server error as queries do; lists the partitions holding the
+   * tenant's series, and those no owner could answer for, with the reason. Kafka mode only.
    */
   public List<UserLag.Row> userLag(String tenant) {
     if (!sources.kafka()) {
       return List.of();
     }
     List<QuerySources.Owner> owners = sources.partitionOwnersOrProblems();
-    List<ListenableFuture<UserLagResponse>> futures = new ArrayList<>();
-    Metadata md = new Metadata();
-    md.put(GrpcInterceptors.ORG_ID, tenant);
+    List<SourceCalls.Call<UserLagRequest>> planned = new ArrayList<>();
     for (QuerySources.Owner o : owners) {
-      QuerySources.Source s = o.target() == null ? null : o.target().replicas().get(0);
-      futures.add(s == null ? null : IngesterGrpc.newFutureStub(sources.channel(s.address()))
-          .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(md))
-          .withDeadlineAfter(config.timeout().toNanos(), TimeUnit.NANOSECONDS)
-          .userLag(UserLagRequest.getDefaultInstance()));
+      if (o.target() != null) {
+        planned.add(new SourceCalls.Call<>(o.target(), INGESTER, UserLagRequest.getDefaultInstance()));
+      }
     }
+    List<SourceCalls.Outcome<UserLagResponse>> answers = calls.each("UserLag", tenant, ReadLevel.EVENTUAL, planned,
+        (stub, future, req) -> future.userLag(req));
     List<UserLag.Row> rows = new ArrayList<>();
-    for (int i = 0; i < owners.size(); i++) {
-      QuerySources.Owner o = owners.get(i);
-      ListenableFuture<UserLagResponse> f = futures.get(i);
-      if (f == null) {
+    int next = 0;
+    for (QuerySources.Owner o : owners) {
+      if (o.target() == null) {
         rows.add(new UserLag.Row(o.partition(), "", null, -1, -1, o.problem()));
         continue;
       }
-      String owner = o.target() == null ? "" : o.target().replicas().get(0).name();
-      try {
-        UserLagResponse r = f.get();
-        if (r.getSeries() == 0) {
-          continue;
-        }
-        for (PartitionLag p : r.getPartitionsList()) {
-          rows.add(new UserLag.Row(p.getPartition(), r.getInstanceId(), QueryingIngesterService.fromProto(p),
-              r.getSeries(), r.getNewestSampleMs(), null));
-        }
-      } catch (ExecutionException e) {
-        Status st = Status.fromThrowable(e.getCause());
-        rows.add(new UserLag.Row(o.partition(), owner, null, -1, -1, owner + ": UserLag failed: " + st.getCode()
-            + (st.getDescription() == null ? "" : " " + st.getDescription())));
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        futures.forEach(x -> {
-          if (x != null) {
-            x.cancel(true);
-          }
-        });
-        throw new ServerErrorException("interrupted while asking partition owners for the user lag", e);
+      SourceCalls.Outcome<UserLagResponse> a = answers.get(next++);
+      UserLagResponse r = a.value();
+      if (r == null) {
+        RuntimeException e = a.error();
+        rows.add(new UserLag.Row(o.partition(), o.target().replicas().get(0).name(), null, -1, -1,
+            e == null ? "no answer" : e.getMessage()));
+        continue;
+      }
+      if (r.getSeries() == 0) {
+        continue;
+      }
+      for (PartitionLag p : r.getPartitionsList()) {
+        rows.add(new UserLag.Row(p.getPartition(), r.getInstanceId(), QueryingIngesterService.fromProto(p),
+            r.getSeries(), r.getNewestSampleMs(), null));
       }
     }
     return rows;

@@ -73,6 +73,40 @@ final class SourceCalls {
     }
   }
 
+  /** One call's outcome in {@link #each}: its answer, or the error of its last replica. */
+  record Outcome<R>(@org.jspecify.annotations.Nullable R value, @org.jspecify.annotations.Nullable RuntimeException error) {}
+
+  /**
+   * Like {@link #all}, with the same failover, but a target whose every replica failed does not
+   * fail the others: each call's outcome is returned, in call order. For answers that list their
+   * sources one by one (a failed one is a row with its reason, not a failed request).
+   */
+  <Q, R> List<Outcome<R>> each(String method, String tenant, ReadLevel level, List<Call<Q>> calls,
+      Invoker<Q, R> invoker) {
+    List<ListenableFuture<R>> futures = new ArrayList<>(calls.size());
+    for (Call<Q> c : calls) {
+      futures.add(attempt(method, tenant, level, c, invoker, 0, new ArrayList<>()));
+    }
+    List<Outcome<R>> out = new ArrayList<>(calls.size());
+    try {
+      for (int i = 0; i < futures.size(); i++) {
+        try {
+          out.add(new Outcome<>(futures.get(i).get(), null));
+        } catch (ExecutionException e) {
+          Throwable cause = e.getCause();
+          out.add(new Outcome<>(null, cause instanceof RuntimeException r ? r
+              : describe(method, calls.get(i).target().replicas().get(0), cause)));
+        }
+      }
+      return out;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new ServerErrorException("interrupted while asking " + calls.size() + " sources", e);
+    } finally {
+      futures.forEach(f -> f.cancel(true));
+    }
+  }
+
   /**
    * The call to replica {@code i} of the call's target, falling over to the next on a server
    * error; fails with the described error ({@link ClientErrorException} or
