@@ -53,24 +53,28 @@ import org.xerial.snappy.Snappy;
  * fetchConcurrency=4 batchSize=150 skipSequential=1 jfr=true} (a JFR recording per Weir process).
  */
 public final class CompareRunner {
-  /** The JVM options bin/weir starts Weir with (its {@code default_opts} line), so the benchmark measures them. */
+  /** The JVM options bin/weir starts Weir with (bin/jvm.options), so the benchmark measures them. */
   static final List<String> LAUNCHER_JVM = launcherJvmOptions();
   static final int PER_REQUEST = 2_000;
   static final long STEP = 15_000;
 
+  /** The JVM defaults bin/weir starts Weir with: the non-comment lines of bin/jvm.options. */
   static List<String> launcherJvmOptions() {
-    Path launcher = Path.of(System.getProperty("weir.repo.root", "."), "bin", "weir");
+    Path options = Path.of(System.getProperty("weir.repo.root", "."), "bin", "jvm.options");
     try {
-      for (String line : Files.readAllLines(launcher)) {
-        Matcher m = Pattern.compile("^default_opts=\"(.*)\"$").matcher(line.trim());
-        if (m.matches()) {
-          return List.of(m.group(1).trim().split("\\s+"));
+      List<String> out = new ArrayList<>();
+      for (String line : Files.readAllLines(options)) {
+        if (!line.isBlank() && !line.trim().startsWith("#")) {
+          out.addAll(List.of(line.trim().split("\\s+")));
         }
       }
+      if (out.isEmpty()) {
+        throw new IllegalStateException("no JVM options in " + options);
+      }
+      return List.copyOf(out);
     } catch (IOException e) {
-      throw new IllegalStateException("cannot read " + launcher, e);
+      throw new IllegalStateException("cannot read " + options, e);
     }
-    throw new IllegalStateException("no default_opts line in " + launcher);
   }
 
   final Map<String, String> opts = new LinkedHashMap<>();
@@ -149,6 +153,82 @@ public final class CompareRunner {
         "kafka.tool.mb_per_s");
     ratio("Kafka catch-up MB/s, Weir + fetchers / Weir sequential", "kafka.fetchers.mb_per_s",
         "kafka.sequential.mb_per_s");
+    goals();
+  }
+
+  /**
+   * The goals of issue 19, one row each: the measured ratio, the goal, and PASS/FAIL, or "not
+   * measured" when a phase or system was left out. Every ratio comes from this run.
+   */
+  void goals() {
+    out("");
+    out("## Goals (issue 19)");
+    out(String.format("%-72s %8s %8s  %s", "goal", "ratio", "target", "result"));
+    goal("Remote write samples/s, Weir / VictoriaMetrics", atLeast(1.2), "rw.weir.samples_per_s",
+        "rw.victoria.samples_per_s");
+    goal("CPU-µs per sample, Weir / VictoriaMetrics", atMost(0.8), "rw.weir.cpu_us", "rw.victoria.cpu_us");
+    goal("RSS under write load (remote write phase), Weir / VictoriaMetrics", atMost(1.0), "rw.weir.rss_bytes",
+        "rw.victoria.rss_bytes");
+    goal("RSS per series (memory phase), Weir / VictoriaMetrics", atMost(1.0), "mem.weir.bytes_per_series",
+        "mem.victoria.bytes_per_series");
+    goal("Kafka catch-up MB/s from process start, Weir / consumer tool", atLeast(0.8),
+        "kafka.weir.mb_per_s_from_start", "kafka.tool.mb_per_s");
+    goal("Catch-up samples/s / classic remote write samples/s", atLeast(2.0), "kafka.weir.samples_per_s",
+        "rw.weir.samples_per_s");
+    goal("Kafka mode sustainable write rate (one box) / classic remote write", atLeast(0.6),
+        "e2e.sustainable_samples_per_s", "rw.weir.samples_per_s");
+    Double head = values.get("kafka.weir.head_bytes");
+    if (head != null && !head.isNaN()) {
+      value("kafka.weir.rss_bound_bytes", (head + MAX_BUFFERED_BYTES) * 1.1);
+    }
+    goal("Peak RSS in catch-up / ((head estimate + max-buffered-bytes) x 1.1)", atMost(1.0),
+        "kafka.weir.peak_rss_bytes", "kafka.weir.rss_bound_bytes");
+    goal("Restart with the memory phase's series (kill -9 -> ready), Weir / Prometheus", atMost(0.5),
+        "restart.weir.seconds", "restart.prometheus.seconds");
+    values.put("one_million", 1e6);
+    goal("WAL replay samples/s / 1M", atLeast(1.0), "replay.weir.samples_per_s", "one_million");
+  }
+
+  /** The reader pipeline's default bound, {@code --ingest-storage.kafka.max-buffered-bytes}. */
+  static final double MAX_BUFFERED_BYTES = 104_857_600;
+
+  static java.util.function.DoublePredicate atLeast(double target) {
+    return new java.util.function.DoublePredicate() {
+      @Override
+      public boolean test(double r) {
+        return r >= target;
+      }
+
+      @Override
+      public String toString() {
+        return ">= " + target;
+      }
+    };
+  }
+
+  static java.util.function.DoublePredicate atMost(double target) {
+    return new java.util.function.DoublePredicate() {
+      @Override
+      public boolean test(double r) {
+        return r <= target;
+      }
+
+      @Override
+      public String toString() {
+        return "<= " + target;
+      }
+    };
+  }
+
+  void goal(String what, java.util.function.DoublePredicate pass, String a, String b) {
+    Double x = values.get(a);
+    Double y = values.get(b);
+    if (x == null || y == null || x.isNaN() || y.isNaN() || y <= 0) {
+      out(String.format("%-72s %8s %8s  not measured (%s, %s)", what, "-", pass, a, b));
+      return;
+    }
+    double r = x / y;
+    out(String.format("%-72s %8.2f %8s  %s", what, r, pass, pass.test(r) ? "PASS" : "FAIL"));
   }
 
   void ratio(String what, String a, String b) {
@@ -327,8 +407,10 @@ public final class CompareRunner {
         double cpuUs = cpu / Math.max(1, l.samples()) * 1e6;
         value("rw." + system + ".samples_per_s", rate);
         value("rw." + system + ".cpu_us", cpuUs);
+        long rss = ProcStats.rssBytes(t.pid());
+        value("rw." + system + ".rss_bytes", rss);
         out(String.format("%-20s %12.0f %10.2f %10.1f %10.1f %10.0f %8d", system, rate, cpuUs,
-            pct(l.latenciesMs(), 0.5), pct(l.latenciesMs(), 0.99), ProcStats.rssBytes(t.pid()) / 1e6, l.failures()));
+            pct(l.latenciesMs(), 0.5), pct(l.latenciesMs(), 0.99), rss / 1e6, l.failures()));
       }
     }
   }
@@ -360,6 +442,9 @@ public final class CompareRunner {
         if (system.equals("weir")) {
           replay(t, series);
         }
+        if (system.equals("prometheus")) {
+          restartPrometheus(t, series);
+        }
       } finally {
         t.close();
       }
@@ -378,13 +463,34 @@ public final class CompareRunner {
     try {
       w.awaitReady(Duration.ofMinutes(10));
       double secs = (System.nanoTime() - start) / 1e9;
+      value("restart.weir.seconds", secs);
       Matcher m = Pattern.compile("WAL replayed.*samples=(\\d+) seconds=([0-9.]+) samples_per_s=(\\d+)")
           .matcher(w.log());
+      if (m.find()) {
+        value("replay.weir.samples_per_s", Double.parseDouble(m.group(3)));
+        m.reset();
+      }
       String replay = m.find() ? m.group(1) + " samples in " + m.group(2) + " s (" + m.group(3) + " samples/s)" : "?";
       out(String.format("weir restart after kill -9 with %d series: ready in %.1f s; WAL replay %s", series, secs,
           replay));
     } finally {
       w.close();
+    }
+  }
+
+  /** Kills the million-series Prometheus with -9 and times its restart (WAL replay) until ready. */
+  void restartPrometheus(Target t, int series) throws Exception {
+    new ProcessBuilder("kill", "-9", String.valueOf(t.pid())).start().waitFor();
+    Thread.sleep(500);
+    long start = System.nanoTime();
+    PrometheusProcess p = PrometheusProcess.start(work.resolve("mem-prometheus"), Ports.free(),
+        "global: {scrape_interval: 1h}\n", "--web.enable-remote-write-receiver", "--storage.tsdb.retention.time=30d");
+    try {
+      double secs = (System.nanoTime() - start) / 1e9;
+      value("restart.prometheus.seconds", secs);
+      out(String.format("prometheus restart after kill -9 with %d series: ready in %.1f s", series, secs));
+    } finally {
+      p.close();
     }
   }
 
@@ -437,6 +543,7 @@ public final class CompareRunner {
       }
       for (String[] variant : variants) {
         Path dir = work.resolve("kafka-" + variant[0]);
+        Instant launched = Instant.now();
         WeirProcess w = WeirProcess.launch(dir, jvm(dir), "--target=ingester", "--ingester.id=ingester-0",
             "--ingest-storage.enabled=true", "--ingest-storage.kafka.address=" + broker.bootstrap(),
             "--ingest-storage.kafka.topic=" + topic, "--ingest-storage.kafka.consume-from-position-at-startup=start",
@@ -477,12 +584,21 @@ public final class CompareRunner {
           double cpu = ProcStats.cpuSeconds(w.pid()) - cpuStart;
           double secs = between(w.log(), "partition reader starting", "partition reader caught up");
           double mbps = bytes / 1e6 / secs;
+          double fromStart = (ts(w.log(), "partition reader caught up").toEpochMilli() - launched.toEpochMilli())
+              / 1000.0;
+          value("kafka." + variant[0] + ".mb_per_s_from_start", bytes / 1e6 / fromStart);
+          value("kafka." + variant[0] + ".samples_per_s", samples / secs);
+          value("kafka." + variant[0] + ".peak_rss_bytes", peakRss);
+          double head = w.metricSum(n -> n.equals("weir_tsdb_head_memory_estimate_bytes"));
+          value("kafka." + variant[0] + ".head_bytes", head);
           maxBufferedSeen = Math.max(maxBufferedSeen, peakBuffered);
           value("kafka." + variant[0] + ".mb_per_s", mbps);
           out(String.format("%-48s %10.1f %12.0f %10.1f %12.0f %12.1f", "weir " + (variant[1].equals("0")
               ? "sequential (concurrency 0)" : "pipelined (concurrency " + variant[1] + ")")
               + (variant[2].equals("0") ? "" : " + " + variant[2] + " fetchers"), mbps, samples / secs, cpu,
               peakRss / 1e6, secs));
+          out(String.format("%-48s from process start: %.1f s = %.1f MB/s; head estimate %.0f MB", "", fromStart,
+              bytes / 1e6 / fromStart, head / 1e6));
         } finally {
           stop(w);
         }
@@ -545,6 +661,7 @@ public final class CompareRunner {
         Load max = send(push, bodies, 0, 250, PER_REQUEST);
         double sustainable = max.samples() / max.seconds();
         double target = sustainable / 2;
+        value("e2e.sustainable_samples_per_s", sustainable);
         out(String.format("sustainable: %.0f samples/s (%d errors); probing at %.0f samples/s", sustainable,
             max.failures(), target));
         // Half load in the background, paced, while probes measure push → visible.
