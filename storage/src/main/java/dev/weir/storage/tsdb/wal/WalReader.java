@@ -217,7 +217,7 @@ public final class WalReader {
         if (type == WalPages.FULL || type == WalPages.FIRST) {
           WalPages.Reader r = new WalPages.Reader(buf, p, limit);
           ByteBuffer payload = r.next();
-          if (payload != null) {
+          if (payload != null && payload.hasRemaining()) { // no writer logs an empty record
             records++;
             long src = WalRecords.sourceOffset(payload);
             if (src >= 0) {
