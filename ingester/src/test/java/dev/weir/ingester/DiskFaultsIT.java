@@ -161,7 +161,7 @@ class DiskFaultsIT {
   void walByteFlippedInAnEarlySegmentIsRepairedAtStartAndEverySampleBeforeItIsKept() throws Exception {
     AckLedger ledger = new AckLedger("wal-classic", "wal_flip_classic", 100, System.currentTimeMillis() - 600_000,
         1_000);
-    Path walDir = dir.resolve("data/tsdb/" + ledger.tenant + "/weir-wal");
+    Path walDir = dir.resolve("data/tsdb/" + ledger.tenant + "/wal");
     // segment that held the newest WAL record when write k was acknowledged
     Map<Long, Integer> segmentAtAck = new TreeMap<>();
     try (WeirProcess weir = WeirProcess.start(dir, SMALL_SEGMENTS)) {
@@ -205,7 +205,7 @@ class DiskFaultsIT {
     KafkaCluster c = new KafkaCluster(KafkaBroker.shared(), EtcdServer.shared());
     c.broker.createTopic(c.topic, 1);
     AckLedger ledger = new AckLedger("wal-kafka", "wal_flip_kafka", 100, System.currentTimeMillis() - 600_000, 1_000);
-    Path walDir = dir.resolve("data/tsdb/" + ledger.tenant + "/weir-wal");
+    Path walDir = dir.resolve("data/tsdb/" + ledger.tenant + "/wal");
     try (WeirProcess ing = WeirProcess.start(dir, c.args("--target=ingester", "--ingester.id=ingester-zone-a-0",
         SMALL_SEGMENTS)); Writer w = BrokerFaultsIT.writer(c)) {
       LedgerWriter writer = new LedgerWriter(ledger, LedgerWriter.kafka(w));

@@ -10,6 +10,7 @@ import dev.weir.proto.prompb.Label;
 import dev.weir.proto.prompb.Sample;
 import dev.weir.proto.prompb.TimeSeries;
 import dev.weir.proto.prompb.WriteRequest;
+import dev.weir.storage.testing.FormerWal;
 import dev.weir.storage.testing.Promtool;
 import dev.weir.storage.tsdb.block.Ulid;
 import dev.weir.storage.tsdb.labels.Labels;
@@ -28,8 +29,10 @@ import org.xerial.snappy.Snappy;
 
 /**
  * Prometheus' {@code promtool tsdb dump} and {@code analyze} read a running ingester's tenant
- * directory ({@code <data-dir>/tsdb/<tenant>}) as it stands, and a data directory of the old
- * layout ({@code <data-dir>/wal/<tenant>}) is moved at start-up with every sample kept.
+ * directory ({@code <data-dir>/tsdb/<tenant>}) as it stands, blocks and head (the WAL is in
+ * Prometheus' format); a kill -9 and restart replays it whole; and a data directory of the old
+ * layout with a WAL in Weir's former format ({@code <data-dir>/wal/<tenant>}) is moved and
+ * converted at start-up with every sample kept.
  */
 class PromtoolLiveIT {
   static final String TENANT = "team-a";
@@ -58,6 +61,7 @@ class PromtoolLiveIT {
         "--blocks-storage.tsdb.head-compaction-interval=1s")) {
       RemoteClient client = new RemoteClient(weir.httpUrl());
       Map<String, List<String>> inBlocks = new TreeMap<>();
+      Map<String, List<String>> all = new TreeMap<>();
       for (int k = 0; k < POINTS; k++) {
         WriteRequest.Builder req = WriteRequest.newBuilder();
         long t = base + k * STEP_MS;
@@ -65,10 +69,11 @@ class PromtoolLiveIT {
           TimeSeries.Builder ts = TimeSeries.newBuilder();
           labels(s).forEach((n, v) -> ts.addLabels(Label.newBuilder().setName(n).setValue(v)));
           req.addTimeseries(ts.addSamples(Sample.newBuilder().setTimestamp(t).setValue(value(s, k))));
+          String line = Promtool.format(value(s, k)) + " " + t;
           if (t < blocksEnd) {
-            inBlocks.computeIfAbsent(Promtool.key(labels(s)), x -> new ArrayList<>())
-                .add(Promtool.format(value(s, k)) + " " + t);
+            inBlocks.computeIfAbsent(Promtool.key(labels(s)), x -> new ArrayList<>()).add(line);
           }
+          all.computeIfAbsent(Promtool.key(labels(s)), x -> new ArrayList<>()).add(line);
         }
         RemoteClient.Response r = client.post("/api/v1/push", Snappy.compress(req.build().toByteArray()),
             "Content-Encoding", "snappy", "Content-Type", "application/x-protobuf",
@@ -76,15 +81,17 @@ class PromtoolLiveIT {
         assertThat(r.status()).as(r.text()).isBetween(200, 299);
       }
       await().atMost(60, TimeUnit.SECONDS).untilAsserted(() -> assertThat(blocks(tenantDir)).hasSize(4));
-      assertThat(tenantDir.resolve("wal")).isEmptyDirectory();
-      assertThat(tenantDir.resolve("weir-wal")).isDirectory();
+      assertThat(dev.weir.storage.tsdb.wal.Wal.segments(tenantDir.resolve("wal"))).isNotEmpty();
+      assertThat(tenantDir.resolve("weir-wal")).doesNotExist();
 
-      // The ingester keeps running (and writing its WAL) while promtool reads.
+      // The ingester keeps running (and writing its WAL) while promtool reads: the blocks and the
+      // head (replayed by promtool from the WAL) hold every acked sample exactly once.
       Map<String, List<String>> dumped = Promtool.dumpInPlace(tenantDir);
-      assertThat(dumped.keySet()).isEqualTo(inBlocks.keySet());
-      for (String k : inBlocks.keySet()) {
-        assertThat(dumped.get(k)).as("samples of %s: exactly those in blocks; the head is not dumped", k)
-            .isEqualTo(inBlocks.get(k));
+      assertThat(dumped.keySet()).isEqualTo(all.keySet());
+      for (String k : all.keySet()) {
+        assertThat(dumped.get(k)).as("samples of %s: those in blocks and those in the head", k)
+            .isEqualTo(all.get(k));
+        assertThat(dumped.get(k).size()).isGreaterThan(inBlocks.get(k).size());
       }
       String analyze = Promtool.run(dir, Promtool.PROMTOOL, "tsdb", "analyze", tenantDir.toString());
       List<String> ulids = blocks(tenantDir);
@@ -93,20 +100,27 @@ class PromtoolLiveIT {
 
       assertThat(weir.isAlive()).isTrue();
       assertExported(weir, base, POINTS);
+
+      weir.kill(); // SIGKILL: the restart replays the WAL promtool just read
+      weir.restart();
+      assertExported(weir, base, POINTS);
+      assertThat(Promtool.dumpInPlace(tenantDir)).isEqualTo(all);
       assertThat(weir.terminate(Duration.ofSeconds(30))).isIn(0, 143);
     }
 
-    // The same data directory as an older Weir left it: the WAL at <data-dir>/wal/<tenant>.
+    // The same data directory as an older Weir left it: the WAL in Weir's former format at
+    // <data-dir>/wal/<tenant>.
     Files.createDirectories(dir.resolve("data/wal"));
-    Files.move(tenantDir.resolve("weir-wal"), dir.resolve("data/wal").resolve(TENANT));
-    Files.delete(tenantDir.resolve("wal"));
+    FormerWal.downgrade(tenantDir.resolve("wal"), dir.resolve("data/wal").resolve(TENANT));
     try (WeirProcess weir = WeirProcess.start(dir, "--blocks-storage.tsdb.block-ranges-period=1m",
         "--blocks-storage.tsdb.head-compaction-interval=1s")) {
-      assertThat(weir.log()).contains("msg=\"WAL moved to the tenant's TSDB directory\" user=" + TENANT);
+      assertThat(weir.log()).contains("msg=\"WAL moved to the tenant's TSDB directory\" user=" + TENANT,
+          "msg=\"WAL converted to Prometheus' format\" user=" + TENANT);
       assertThat(dir.resolve("data/wal")).doesNotExist();
-      assertThat(tenantDir.resolve("wal")).isEmptyDirectory();
+      assertThat(tenantDir.resolve("weir-wal")).doesNotExist();
+      assertThat(tenantDir.resolve("wal/checkpoint.00000000")).isDirectory();
       assertExported(weir, base, POINTS);
-      assertThat(Promtool.dumpInPlace(tenantDir).values()).allSatisfy(s -> assertThat(s).hasSize(24));
+      assertThat(Promtool.dumpInPlace(tenantDir)).isEqualTo(all);
     }
   }
 

@@ -19,11 +19,14 @@ import java.util.stream.Stream;
 
 /**
  * {@code weir tool wal inspect <dir>}: for a tenant's WAL directory ({@code
- * <data-dir>/tsdb/<tenant>/weir-wal}), its TSDB directory, or a data directory (every tenant), one
+ * <data-dir>/tsdb/<tenant>/wal}, Prometheus' format), its TSDB directory, or a data directory
+ * (every tenant), one
  * JSON line per tenant: segments, checkpoint, records, series,
  * samples, time range, the highest Kafka offset, and the first damage (segment and byte offset;
  * a torn tail when no intact record follows it). Read-only ({@link WalReader#inspect}): nothing
- * is repaired. Exit code 1 when any WAL is damaged, with one line per damaged WAL on stderr.
+ * is repaired. Exit code 1 when any WAL is damaged, with one line per damaged WAL on stderr. A WAL
+ * still in Weir's former format ({@code weir-wal/}, or the old layout's {@code <data-dir>/wal/<tenant>})
+ * is not read: a line on stderr names it (the next start converts it).
  */
 final class WalInspectCommand extends ToolCommand {
   @Override
@@ -68,6 +71,10 @@ final class WalInspectCommand extends ToolCommand {
     }
     Path dir = Path.of(args.get(0));
     int damaged = 0;
+    for (Path former : formerWals(dir)) {
+      err.println("weir tool wal inspect: " + former + " is a WAL in Weir's former format, not read; the next start"
+          + " of Weir converts it");
+    }
     for (Path wal : walDirs(dir)) {
       String tenant = tenantOf(wal);
       Stats stats = new Stats();
@@ -86,9 +93,37 @@ final class WalInspectCommand extends ToolCommand {
   }
 
   /**
+   * The WALs in Weir's former format under {@code dir} (a data or tenant TSDB directory): {@code
+   * tsdb/<tenant>/weir-wal[.converting]} and the old layout's {@code wal/<tenant>}.
+   */
+  private static List<Path> formerWals(Path dir) throws IOException {
+    List<Path> out = new ArrayList<>();
+    List<Path> tenantDirs = new ArrayList<>(List.of(dir));
+    Path tsdb = dir.resolve(DataDirLayout.TSDB_ROOT);
+    if (Files.isDirectory(tsdb)) {
+      try (Stream<Path> s = Files.list(tsdb)) {
+        s.filter(Files::isDirectory).sorted().forEach(tenantDirs::add);
+      }
+    }
+    for (Path t : tenantDirs) {
+      for (String name : List.of(DataDirLayout.FORMER_WAL, DataDirLayout.CONVERTING_WAL)) {
+        if (Files.isDirectory(t.resolve(name))) {
+          out.add(t.resolve(name));
+        }
+      }
+    }
+    Path legacy = dir.resolve(DataDirLayout.LEGACY_WAL_ROOT);
+    if (Files.isDirectory(tsdb) && Files.isDirectory(legacy) && !isWal(legacy)) {
+      try (Stream<Path> s = Files.list(legacy)) {
+        s.filter(Files::isDirectory).sorted().forEach(out::add);
+      }
+    }
+    return out;
+  }
+
+  /**
    * The tenant WAL directories that {@code dir} names: itself, a tenant's TSDB directory's
-   * {@code weir-wal/}, or every tenant's of a data directory (also those still in the old layout,
-   * {@code wal/<tenant>}, before a start moved them).
+   * {@code wal/}, or every tenant's of a data directory.
    */
   private static List<Path> walDirs(Path dir) throws IOException, ToolException {
     if (!Files.isDirectory(dir)) {
@@ -107,13 +142,7 @@ final class WalInspectCommand extends ToolCommand {
         s.map(t -> t.resolve(DataDirLayout.WAL)).filter(Files::isDirectory).forEach(tenants::add);
       }
     }
-    Path legacy = dir.resolve(DataDirLayout.LEGACY_WAL_ROOT);
-    if (Files.isDirectory(legacy)) {
-      try (Stream<Path> s = Files.list(legacy)) {
-        s.filter(Files::isDirectory).forEach(tenants::add);
-      }
-    }
-    if (tenants.isEmpty()) {
+    if (tenants.isEmpty() && formerWals(dir).isEmpty()) {
       throw ToolException.failure(dir + " is neither a tenant WAL directory (segments 00000000, ...) nor a data"
           + " directory with tenants under tsdb/<tenant>/" + DataDirLayout.WAL + "/");
     }
@@ -121,7 +150,7 @@ final class WalInspectCommand extends ToolCommand {
     return tenants;
   }
 
-  /** {@code tsdb/<tenant>/weir-wal} or, in the old layout, {@code wal/<tenant>}. */
+  /** {@code tsdb/<tenant>/wal}: the tenant is the parent's name (else the directory's own). */
   private static String tenantOf(Path wal) {
     Path name = wal.getFileName();
     Path parent = wal.toAbsolutePath().normalize().getParent();

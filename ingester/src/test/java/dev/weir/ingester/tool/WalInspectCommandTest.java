@@ -3,12 +3,14 @@ package dev.weir.ingester.tool;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.weir.storage.testing.FormerWal;
 import dev.weir.storage.tsdb.Tsdb;
 import dev.weir.storage.tsdb.TsdbConfig;
 import dev.weir.storage.tsdb.TsdbMetrics;
 import dev.weir.storage.tsdb.head.Appender;
 import dev.weir.storage.tsdb.labels.Labels;
 import dev.weir.storage.tsdb.wal.Wal;
+import dev.weir.storage.tsdb.wal.WalPages;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -67,7 +69,7 @@ class WalInspectCommandTest {
     assertThat(a.get("max_source_offset").asLong()).isEqualTo(129);
     assertThat(a.get("checkpoint").isNull()).isTrue();
     assertThat(a.get("damage").isNull()).isTrue();
-    Path walA = data.resolve("tsdb/a/weir-wal");
+    Path walA = data.resolve("tsdb/a/wal");
     assertThat(a.get("records").asLong()).isEqualTo(recordStarts(walA).values().stream().mapToLong(List::size).sum());
     assertThat(a.get("segments")).hasSizeGreaterThan(1);
     for (JsonNode s : a.get("segments")) {
@@ -80,7 +82,7 @@ class WalInspectCommandTest {
 
   @Test
   void acceptsOneTenantsWalDirectory() {
-    ToolRun r = ToolRun.of("wal", "inspect", data.resolve("tsdb/b/weir-wal").toString());
+    ToolRun r = ToolRun.of("wal", "inspect", data.resolve("tsdb/b/wal").toString());
     assertThat(r.code()).as(r.toString()).isZero();
     assertThat(r.lines()).singleElement().satisfies(n -> {
       assertThat(n.get("tenant").asText()).isEqualTo("b");
@@ -94,35 +96,34 @@ class WalInspectCommandTest {
     assertThat(r.code()).as(r.toString()).isZero();
     assertThat(r.lines()).singleElement().satisfies(n -> {
       assertThat(n.get("tenant").asText()).isEqualTo("b");
-      assertThat(n.get("dir").asText()).isEqualTo(data.resolve("tsdb/b/weir-wal").toString());
+      assertThat(n.get("dir").asText()).isEqualTo(data.resolve("tsdb/b/wal").toString());
       assertThat(n.get("samples").asLong()).isEqualTo(15);
     });
   }
 
   @Test
-  void readsADataDirectoryStillInTheOldLayoutWithoutMovingIt() throws Exception {
-    Files.createDirectories(data.resolve("wal"));
-    Files.move(data.resolve("tsdb/b/weir-wal"), data.resolve("wal/b"));
+  void namesAWalInTheFormerFormatWithoutReadingOrConvertingIt() throws Exception {
+    FormerWal.downgrade(data.resolve("tsdb/b/wal"), data.resolve("tsdb/b/weir-wal"));
     String before = hashTree(data);
 
     ToolRun r = ToolRun.of("wal", "inspect", data.toString());
 
     assertThat(r.code()).as(r.toString()).isZero();
     assertThat(r.lines()).extracting(n -> n.get("tenant").asText() + " " + n.get("samples").asLong())
-        .containsExactly("a 600", "b 15");
-    assertThat(r.lines().get(1).get("dir").asText()).isEqualTo(data.resolve("wal/b").toString());
+        .containsExactly("a 600");
+    assertThat(r.err()).contains(data.resolve("tsdb/b/weir-wal") + " is a WAL in Weir's former format");
     assertThat(hashTree(data)).isEqualTo(before);
   }
 
   @Test
   void aFlippedByteIsReportedWithSegmentAndOffsetAndNothingIsRepaired() throws Exception {
-    Path walA = data.resolve("tsdb/a/weir-wal");
+    Path walA = data.resolve("tsdb/a/wal");
     Map<Integer, List<Integer>> starts = recordStarts(walA);
     int segment = starts.keySet().iterator().next();
     Path file = Wal.segmentPath(walA, segment);
     int damaged = starts.get(segment).get(1);
     byte[] bytes = Files.readAllBytes(file);
-    bytes[damaged + 9 + 2] ^= 0x10; // inside the payload: the CRC no longer matches
+    bytes[damaged + 7 + 2] ^= 0x10; // inside the first fragment's data: the CRC no longer matches
     Files.write(file, bytes);
     String before = hashTree(data);
 
@@ -133,7 +134,7 @@ class WalInspectCommandTest {
     JsonNode damage = r.lines().get(0).get("damage");
     assertThat(damage.get("segment").asText()).isEqualTo(file.toString());
     assertThat(damage.get("offset").asInt()).isEqualTo(damaged);
-    assertThat(damage.get("what").asText()).isEqualTo("checksum mismatch");
+    assertThat(damage.get("what").asText()).isEqualTo("checksum mismatch in fragment at offset " + damaged);
     assertThat(damage.get("kind").asText()).isEqualTo("corruption");
     assertThat(damage.get("valid_records_after").asLong()).isPositive();
     assertThat(r.lines().get(0).get("records").asLong()).isEqualTo(1); // the one record before it
@@ -144,7 +145,7 @@ class WalInspectCommandTest {
 
   @Test
   void aTornTailIsReportedAndLeftInPlace() throws Exception {
-    Path walB = data.resolve("tsdb/b/weir-wal");
+    Path walB = data.resolve("tsdb/b/wal");
     Map<Integer, List<Integer>> starts = recordStarts(walB);
     int last = new ArrayList<>(starts.keySet()).get(starts.size() - 1);
     Path file = Wal.segmentPath(walB, last);
@@ -172,16 +173,17 @@ class WalInspectCommandTest {
     assertThat(ToolRun.of("wal", "inspect", dir.resolve("missing").toString()).err()).contains("is not a directory");
   }
 
-  /** Record start offsets per non-empty segment, by walking the frames (magic, length, CRC, payload). */
+  /** Record start offsets per non-empty segment, by reading the pages (Prometheus' framing). */
   static Map<Integer, List<Integer>> recordStarts(Path wal) throws Exception {
     Map<Integer, List<Integer>> out = new TreeMap<>();
     for (int s : Wal.segments(wal)) {
-      ByteBuffer b = ByteBuffer.wrap(Files.readAllBytes(Wal.segmentPath(wal, s)));
+      byte[] bytes = Files.readAllBytes(Wal.segmentPath(wal, s));
+      WalPages.Reader r = new WalPages.Reader(ByteBuffer.wrap(bytes), 0, bytes.length);
       List<Integer> starts = new ArrayList<>();
-      for (int pos = 0; pos + 9 <= b.limit(); pos += 9 + b.getInt(pos + 1)) {
-        assertThat(b.get(pos) & 0xff).isEqualTo(0xA7);
-        starts.add(pos);
+      while (r.next() != null) {
+        starts.add(r.recordStart());
       }
+      assertThat(r.damageAt()).isEqualTo(-1);
       if (!starts.isEmpty()) {
         out.put(s, starts);
       }

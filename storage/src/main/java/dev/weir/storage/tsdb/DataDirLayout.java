@@ -1,5 +1,6 @@
 package dev.weir.storage.tsdb;
 
+import dev.weir.storage.tsdb.wal.WalCorruptionException;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.AtomicMoveNotSupportedException;
@@ -15,28 +16,37 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Where a data directory keeps each tenant's storage, and the start-up move from the old layout.
+ * Where a data directory keeps each tenant's storage, and the start-up moves from older layouts.
  *
  * <pre>
  * &lt;data-dir&gt;/tsdb/&lt;tenant&gt;/             one TSDB directory per tenant (Mimir's layout)
  *     01H…/                            blocks, Prometheus' format
- *     weir-wal/                        Weir's WAL: segments 00000000…, checkpoint.NNNNNNNN/
- *     wal/                             empty: Prometheus' WAL directory, so promtool opens the dir
+ *     wal/                             the WAL, Prometheus' format: segments 00000000…, checkpoint.NNNNNNNN/
  *     shipper.json                     blocks already uploaded
  * </pre>
  *
- * <p>Weir's WAL is not in Prometheus' WAL format (its records are framed with a magic byte, not
- * in 32 KiB pages, and its record payloads differ), so it does not live in {@code wal/}: promtool
- * would read it as a corrupt Prometheus WAL and refuse the whole directory. {@code wal/} is an
- * empty, valid Prometheus WAL instead: {@code promtool tsdb dump} and {@code analyze} work on a
- * live tenant directory and see its blocks, not its head.
+ * <p>The WAL is a Prometheus WAL ({@link dev.weir.storage.tsdb.wal.WalPages},
+ * {@link dev.weir.storage.tsdb.wal.WalRecords}), so {@code promtool tsdb dump} and {@code analyze}
+ * read a live tenant directory, head included.
  *
- * <p>The old layout kept the WAL apart, in {@code <data-dir>/wal/<tenant>/}. {@link #migrate}
- * moves each such directory to {@code <data-dir>/tsdb/<tenant>/weir-wal} with one rename (atomic
- * on one file system), so a kill -9 at any point leaves every tenant's WAL either entirely at the
- * old place or entirely at the new one, and the next start moves the rest: the rename order is
- * the marker. Order per tenant: create the tenant directory and fsync its parent, rename, fsync
- * both parents; at the end the empty old root is removed.
+ * <p>{@link #migrate} brings older data directories here, each step safe against kill -9 at any
+ * point (the next start resumes or redoes it):
+ * <ol>
+ *   <li>The first layout kept the WAL apart, in {@code <data-dir>/wal/<tenant>/}: each is moved to
+ *       {@code tsdb/<tenant>/weir-wal} with one rename (create the tenant directory and fsync its
+ *       parent, rename, fsync both parents); at the end the empty old root is removed.
+ *   <li>A WAL in Weir's former format ({@code tsdb/<tenant>/weir-wal}, see
+ *       {@link dev.weir.storage.tsdb.wal.LegacyWalReader}) is converted: renamed to
+ *       {@code weir-wal.converting} (the marker that conversion began; fsync), read whole and
+ *       written as the checkpoint {@code wal/checkpoint.00000000} (written to a temporary
+ *       directory, fsynced, renamed: it appears whole or not at all), then deleted. A start that
+ *       finds {@code weir-wal.converting} without that checkpoint converts again from the start;
+ *       with it, only deletes the rest of {@code weir-wal.converting}. The WAL then continues in
+ *       segment 00000001.
+ * </ol>
+ *
+ * <p>There is no way back: an older Weir does not read the new format, and a start finding both a
+ * former WAL and a new one with data refuses, naming both, rather than pick one.
  *
  * <p>Stateless; call {@link #migrate} before opening any tenant.
  */
@@ -45,10 +55,12 @@ public final class DataDirLayout {
 
   /** Under the data directory: one directory per tenant. */
   public static final String TSDB_ROOT = "tsdb";
-  /** Under a tenant's directory: Weir's WAL. */
-  public static final String WAL = "weir-wal";
-  /** Under a tenant's directory: the empty Prometheus WAL that promtool requires. */
-  public static final String PROMETHEUS_WAL = "wal";
+  /** Under a tenant's directory: the WAL, in Prometheus' format. */
+  public static final String WAL = "wal";
+  /** Under a tenant's directory: a WAL in Weir's former format, converted at start-up. */
+  public static final String FORMER_WAL = "weir-wal";
+  /** A former WAL whose conversion began (see the class comment). */
+  public static final String CONVERTING_WAL = "weir-wal.converting";
   /** Under the data directory, in the old layout: one WAL directory per tenant. */
   public static final String LEGACY_WAL_ROOT = "wal";
 
@@ -63,18 +75,28 @@ public final class DataDirLayout {
   private DataDirLayout() {}
 
   /**
-   * Moves every tenant's WAL of the old layout into its TSDB directory; returns the tenants
-   * moved. A no-op on a data directory in the new layout (or a new one).
+   * Brings every tenant's WAL of older layouts and formats to the current one (see the class
+   * comment); returns the tenants moved or converted. A no-op on a current (or new) data directory.
    *
    * @throws IOException when a move fails (nothing is lost: what was not moved stays at the old
-   *     place and the next start retries), or when a tenant has a WAL at both places (a start of
+   *     place and the next start retries), or when a tenant has a WAL at two places (a start of
    *     an older Weir after the migration): the message names both directories
+   * @throws WalCorruptionException when a former-format WAL is corrupt in the middle
    */
-  public static List<String> migrate(Path dataDir) throws IOException {
+  public static List<String> migrate(Path dataDir) throws IOException, WalCorruptionException {
     return migrate(dataDir, RENAME);
   }
 
-  static List<String> migrate(Path dataDir, Mover mover) throws IOException {
+  static List<String> migrate(Path dataDir, Mover mover) throws IOException, WalCorruptionException {
+    List<String> moved = moveLegacyRoot(dataDir, mover);
+    List<String> converted = FormerWalConversion.convertAll(dataDir.resolve(TSDB_ROOT), mover);
+    java.util.TreeSet<String> all = new java.util.TreeSet<>(moved);
+    all.addAll(converted);
+    return List.copyOf(all);
+  }
+
+  /** Step 1: {@code <data-dir>/wal/<tenant>} to {@code tsdb/<tenant>/weir-wal}. */
+  private static List<String> moveLegacyRoot(Path dataDir, Mover mover) throws IOException {
     Path legacy = dataDir.resolve(LEGACY_WAL_ROOT);
     if (!Files.isDirectory(legacy)) {
       return List.of();
@@ -88,8 +110,9 @@ public final class DataDirLayout {
     for (Path from : old) {
       String tenant = from.getFileName().toString();
       Path tenantDir = TenantPaths.child(tsdbRoot, tenant);
-      Path to = tenantDir.resolve(WAL);
-      if (Files.exists(to)) {
+      Path to = tenantDir.resolve(FORMER_WAL);
+      if (Files.exists(to) || Files.exists(tenantDir.resolve(CONVERTING_WAL))
+          || FormerWalConversion.hasData(tenantDir.resolve(WAL))) {
         if (isEmptyDir(from)) {
           Files.delete(from); // nothing was ever written there
           continue;
@@ -126,21 +149,13 @@ public final class DataDirLayout {
     return moved;
   }
 
-  /**
-   * Creates the tenant's empty Prometheus WAL directory when it is missing (idempotent; nothing to
-   * make durable: it holds nothing and is recreated at every open).
-   */
-  static void createPrometheusWal(Path tenantDir) throws IOException {
-    Files.createDirectories(tenantDir.resolve(PROMETHEUS_WAL));
-  }
-
-  private static boolean isEmptyDir(Path dir) throws IOException {
+  static boolean isEmptyDir(Path dir) throws IOException {
     try (Stream<Path> s = Files.list(dir)) {
       return s.findAny().isEmpty();
     }
   }
 
-  private static void syncDir(Path dir) throws IOException {
+  static void syncDir(Path dir) throws IOException {
     try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
       d.force(true);
     }

@@ -84,7 +84,6 @@ public final class TenantDb {
       LongSupplier wallClock, IntSupplier maxSeries, LongConsumer replayed) throws IOException, WalCorruptionException {
     TenantHead head = new TenantHead(tenant, config.head(), new HeadOptions(interner, wallClock, null, maxSeries));
     TenantDb db = new TenantDb(tenant, config, metrics, wallClock, head);
-    DataDirLayout.createPrometheusWal(config.blocksDir(tenant));
     db.loadBlocks();
     long blocksEnd = db.blocks.stream().mapToLong(b -> b.meta().maxTime()).max().orElse(Long.MIN_VALUE);
     head.setMinValidTime(blocksEnd);

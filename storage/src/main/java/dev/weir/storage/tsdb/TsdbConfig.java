@@ -8,7 +8,7 @@ import java.time.Duration;
 /**
  * Storage settings (flags {@code blocks-storage.tsdb.*}).
  *
- * @param dataDir where {@code tsdb/<tenant>/} lives: blocks, WAL ({@code weir-wal/}); see {@link DataDirLayout}
+ * @param dataDir where {@code tsdb/<tenant>/} lives: blocks, WAL ({@code wal/}); see {@link DataDirLayout}
  * @param head chunk range (= block range) and samples per chunk
  * @param walSegmentBytes WAL segment size
  * @param fsync when acknowledged writes are fsynced
@@ -63,7 +63,7 @@ public record TsdbConfig(Path dataDir, HeadConfig head, long walSegmentBytes, Fs
   }
 
   /**
-   * The tenant's WAL directory, {@code tsdb/<tenant>/weir-wal}.
+   * The tenant's WAL directory, {@code tsdb/<tenant>/wal} (Prometheus' format).
    *
    * @throws dev.weir.storage.errors.ClientErrorException ({@code invalid_tenant}) as {@link #blocksDir}
    */

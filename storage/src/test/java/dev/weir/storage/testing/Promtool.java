@@ -40,8 +40,8 @@ public final class Promtool {
     Path db = Files.createDirectories(work);
     Files.createDirectories(db.resolve("wal"));
     try (Stream<Path> blocks = Files.list(blocksDir)) {
-      for (Path b : blocks.filter(Files::isDirectory).filter(b -> !b.getFileName().toString().startsWith("."))
-          .toList()) {
+      for (Path b : blocks.filter(b -> Files.exists(b.resolve("meta.json")))
+          .filter(b -> !b.getFileName().toString().startsWith(".")).toList()) { // blocks only, not wal/
         copyTree(b, db.resolve(b.getFileName().toString()));
       }
     }

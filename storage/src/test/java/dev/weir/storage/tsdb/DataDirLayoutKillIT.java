@@ -3,6 +3,7 @@ package dev.weir.storage.tsdb;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.weir.storage.testing.FormerWal;
 import dev.weir.storage.tsdb.head.Appender;
 import dev.weir.storage.tsdb.head.SeriesChunks;
 import dev.weir.storage.tsdb.labels.Labels;
@@ -18,8 +19,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A process killed with SIGKILL in the middle of moving a data directory to the per-tenant layout
- * leaves a state the next start completes, with every sample.
+ * A process killed with SIGKILL in the middle of moving a data directory to the per-tenant layout,
+ * or of converting the WALs from Weir's former format, leaves a state the next start completes,
+ * with every sample.
  */
 class DataDirLayoutKillIT {
   static final int TENANTS = 20;
@@ -48,6 +50,16 @@ class DataDirLayoutKillIT {
 
   @Test
   void aMoveKilledMidWayIsCompletedByTheNextStartWithEverySample() throws Exception {
+    killMidWayAndRestart("tsdb/t01/weir-wal");
+  }
+
+  @Test
+  void aConversionKilledMidWayIsCompletedByTheNextStartWithEverySample() throws Exception {
+    killMidWayAndRestart("tsdb/t05/wal/checkpoint.00000000");
+  }
+
+  /** Kills the migration as soon as {@code marker} exists under the data dir, then reopens. */
+  private void killMidWayAndRestart(String marker) throws Exception {
     Path data = dir.resolve("data");
     Tsdb t = new Tsdb(TsdbConfig.defaults(data), TsdbMetrics.noop(), () -> 0, x -> () -> 0);
     t.open();
@@ -64,8 +76,7 @@ class DataDirLayoutKillIT {
     // The old layout: <data>/wal/<tenant>, no tenant directory under tsdb/ (no blocks yet).
     Files.createDirectories(data.resolve("wal"));
     for (int i = 0; i < TENANTS; i++) {
-      Files.move(data.resolve("tsdb").resolve(tenant(i)).resolve("weir-wal"), data.resolve("wal").resolve(tenant(i)));
-      Files.delete(data.resolve("tsdb").resolve(tenant(i)).resolve("wal"));
+      FormerWal.downgrade(data.resolve("tsdb").resolve(tenant(i)).resolve("wal"), data.resolve("wal").resolve(tenant(i)));
       Files.delete(data.resolve("tsdb").resolve(tenant(i)));
     }
 
@@ -75,17 +86,26 @@ class DataDirLayoutKillIT {
         .redirectErrorStream(true).redirectOutput(dir.resolve("child.log").toFile()).start();
     try {
       await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(10))
-          .until(() -> Files.isDirectory(data.resolve("tsdb/t01/weir-wal")) || !child.isAlive());
+          .until(() -> Files.isDirectory(data.resolve(marker)) || !child.isAlive());
       child.destroyForcibly().waitFor(); // SIGKILL
     } finally {
       child.destroyForcibly();
     }
-    long moved = IntStream.range(0, TENANTS)
-        .filter(i -> Files.isDirectory(data.resolve("tsdb").resolve(tenant(i)).resolve("weir-wal"))).count();
     long left = IntStream.range(0, TENANTS).filter(i -> Files.isDirectory(data.resolve("wal").resolve(tenant(i))))
         .count();
-    assertThat(moved).as("killed mid-way: %s", Files.readString(dir.resolve("child.log"))).isBetween(2L, TENANTS - 1L);
-    assertThat(moved + left).as("every tenant's WAL at exactly one place").isEqualTo(TENANTS);
+    long moved = IntStream.range(0, TENANTS)
+        .filter(i -> Files.isDirectory(data.resolve("tsdb").resolve(tenant(i)).resolve("weir-wal"))).count();
+    long converting = IntStream.range(0, TENANTS).filter(i -> Files.isDirectory(data.resolve("tsdb").resolve(tenant(i))
+        .resolve("weir-wal.converting"))).count();
+    long converted = IntStream.range(0, TENANTS).filter(i -> !Files.isDirectory(data.resolve("tsdb").resolve(tenant(i))
+        .resolve("weir-wal.converting")) && Files.isDirectory(data.resolve("tsdb").resolve(tenant(i))
+        .resolve("wal/checkpoint.00000000"))).count();
+    String state = "left " + left + ", moved " + moved + ", converting " + converting + ", converted " + converted
+        + "; " + Files.readString(dir.resolve("child.log"));
+    assertThat(left).as("killed after the first move: %s", state).isLessThan(TENANTS);
+    assertThat(converted).as("killed before the last conversion: %s", state).isLessThan(TENANTS);
+    assertThat(left + moved + converting + converted).as("every tenant's WAL at one place: %s", state)
+        .isGreaterThanOrEqualTo(TENANTS);
 
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
     Tsdb again = new Tsdb(TsdbConfig.defaults(data), new TsdbMetrics(registry), () -> 0, x -> () -> 0);
@@ -108,7 +128,11 @@ class DataDirLayoutKillIT {
       }
       assertThat(data.resolve("wal")).doesNotExist();
       try (Stream<Path> s = Files.list(data.resolve("tsdb"))) {
-        assertThat(s.toList()).allSatisfy(d -> assertThat(d.resolve("wal")).isEmptyDirectory());
+        assertThat(s.toList()).allSatisfy(d -> {
+          assertThat(d.resolve("wal/checkpoint.00000000")).isDirectory();
+          assertThat(d.resolve("weir-wal")).doesNotExist();
+          assertThat(d.resolve("weir-wal.converting")).doesNotExist();
+        });
       }
     } finally {
       again.close();

@@ -48,7 +48,7 @@ class TenantPathsTest {
       assertThat(dir.resolve("data/wal/victim")).doesNotExist();
       assertThat(dir.resolve("data/tsdb/victim")).doesNotExist();
       t.tenant("fine");
-      assertThat(Files.isDirectory(dir.resolve("data/tsdb/fine/weir-wal"))).isTrue();
+      assertThat(Files.isDirectory(dir.resolve("data/tsdb/fine/wal"))).isTrue();
     } finally {
       t.close();
     }

@@ -120,14 +120,14 @@ class TsdbTest {
   void compactionWritesBlocksTruncatesTheHeadAndCheckpointsTheWal() throws Exception {
     Tsdb t = openTsdb(Duration.ZERO);
     Map<Labels, List<Long>> wrote = write(t, "a", 10, 0, 300_000);
-    assertThat(Wal.segments(dir.resolve("tsdb/a/weir-wal")).size()).isGreaterThan(3);
+    assertThat(Wal.segments(dir.resolve("tsdb/a/wal")).size()).isGreaterThan(3);
     t.compactAll();
     TenantDb db = t.tenant("a");
     assertThat(db.blocks()).extracting(b -> b.meta().minTime()).containsExactly(0L, 60_000L, 120_000L, 180_000L);
     assertThat(db.blocks()).allSatisfy(b -> assertThat(b.meta().numSeries()).isEqualTo(10));
     assertThat(db.head().minTime()).isEqualTo(240_000);
     assertThat(read(t, "a")).isEqualTo(wrote);
-    assertThat(Checkpoint.latest(dir.resolve("tsdb/a/weir-wal"))).isNotNull();
+    assertThat(Checkpoint.latest(dir.resolve("tsdb/a/wal"))).isNotNull();
 
     Appender app = db.head().appender();
     app.add(app.series(Labels.of("__name__", "m", "s", "fresh")), 100_000, 1);
@@ -145,8 +145,8 @@ class TsdbTest {
     Map<Labels, List<Long>> first = write(t, "a", 5, 0, 10_000);
     write(t, "a", 5, 10_000, 11_000); // the last commit: its record will be torn
     close(t);
-    List<Integer> segs = Wal.segments(dir.resolve("tsdb/a/weir-wal"));
-    Path last = Wal.segmentPath(dir.resolve("tsdb/a/weir-wal"), segs.get(segs.size() - 1));
+    List<Integer> segs = Wal.segments(dir.resolve("tsdb/a/wal"));
+    Path last = Wal.segmentPath(dir.resolve("tsdb/a/wal"), segs.get(segs.size() - 1));
     dev.weir.storage.testing.Corrupt.truncate(last, Files.size(last) - 7);
     Tsdb again = openTsdb(Duration.ZERO);
     assertThat(read(again, "a")).isEqualTo(first);
@@ -296,7 +296,7 @@ class TsdbTest {
       assertThat(app.commit(true).appended()).isEqualTo(5);
     }
     close(t);
-    Path walDir = dir.resolve("tsdb/a/weir-wal");
+    Path walDir = dir.resolve("tsdb/a/wal");
     List<Integer> segs = Wal.segments(walDir);
     assertThat(segs.size()).as("several segments after the damaged one").isGreaterThan(5);
     Path damaged = Wal.segmentPath(walDir, segs.get(2));

@@ -18,7 +18,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * WAL checkpoints, so replay does not grow without bound once data moved into blocks. A
- * checkpoint {@code checkpoint.NNNNNNNN} holds, in WAL record format, what segments up to and
+ * checkpoint {@code checkpoint.NNNNNNNN} (Prometheus' name and format: a directory holding one
+ * WAL segment {@code 00000000}) holds what segments up to and
  * including N (and the previous checkpoint) still contribute to the head: the series records of
  * series still in the head, and their samples at or after the head's new minimum time. It is
  * written to a temporary directory, fsynced and renamed, so it either exists whole or not at all;
@@ -73,22 +74,14 @@ public final class Checkpoint {
   public static Info create(Path walDir, int throughSegment, IntPredicate keepSeries, long minTime,
       WalMetrics metrics, String tenant) throws IOException, WalCorruptionException {
     Info prev = latest(walDir);
-    Path tmp = walDir.resolve(String.format("%s%08d.tmp", PREFIX, throughSegment));
-    deleteRecursively(tmp);
-    Files.createDirectories(tmp);
-    try (Filter filter = new Filter(Wal.segmentPath(tmp, 0), keepSeries, minTime)) {
+    Info made = publish(walDir, throughSegment, keepSeries, minTime, filter -> {
       if (prev != null) {
         WalReader.readStrict(prev.dir(), Wal.segments(prev.dir()), filter, metrics, tenant);
       }
       List<Integer> inputs = new ArrayList<>(Wal.segments(walDir));
       inputs.removeIf(s -> (prev != null && s <= prev.index()) || s > throughSegment);
       WalReader.readStrict(walDir, inputs, filter, metrics, tenant);
-    }
-    Wal.syncDir(tmp); // the segment's directory entry, before the directory is published
-    Path dest = walDir.resolve(String.format("%s%08d", PREFIX, throughSegment));
-    deleteRecursively(dest);
-    Files.move(tmp, dest, StandardCopyOption.ATOMIC_MOVE);
-    Wal.syncDir(walDir); // the rename is durable before any segment it replaces is deleted
+    });
     for (Info old : list(walDir)) {
       if (old.index() < throughSegment) {
         deleteRecursively(old.dir());
@@ -100,10 +93,44 @@ public final class Checkpoint {
       }
     }
     Wal.syncDir(walDir);
-    return new Info(dest, throughSegment);
+    return made;
   }
 
-  static void deleteRecursively(Path p) throws IOException {
+  /** Feeds records to a checkpoint being written. */
+  @FunctionalInterface
+  public interface Source {
+    void feed(WalRecords.Visitor into) throws IOException, WalCorruptionException;
+  }
+
+  /**
+   * Writes a checkpoint {@code checkpoint.<index>} of everything {@code source} feeds (series,
+   * samples, and the highest source offset), e.g. a WAL of another format being converted. Like
+   * {@link #create}, it appears whole or not at all.
+   */
+  public static Info write(Path walDir, int index, Source source) throws IOException, WalCorruptionException {
+    Files.createDirectories(walDir);
+    return publish(walDir, index, ref -> true, Long.MIN_VALUE, source);
+  }
+
+  /** Writes the checkpoint to a temporary directory, fsyncs it and renames it into place. */
+  private static Info publish(Path walDir, int index, IntPredicate keepSeries, long minTime, Source source)
+      throws IOException, WalCorruptionException {
+    Path tmp = walDir.resolve(String.format("%s%08d.tmp", PREFIX, index));
+    deleteRecursively(tmp);
+    Files.createDirectories(tmp);
+    try (Filter filter = new Filter(Wal.segmentPath(tmp, 0), keepSeries, minTime)) {
+      source.feed(filter);
+    }
+    Wal.syncDir(tmp); // the segment's directory entry, before the directory is published
+    Path dest = walDir.resolve(String.format("%s%08d", PREFIX, index));
+    deleteRecursively(dest);
+    Files.move(tmp, dest, StandardCopyOption.ATOMIC_MOVE);
+    Wal.syncDir(walDir); // the rename is durable before any segment it replaces is deleted
+    return new Info(dest, index);
+  }
+
+  /** Deletes a file or a directory tree (no-op when missing); not atomic, callers order it. */
+  public static void deleteRecursively(Path p) throws IOException {
     if (!Files.exists(p)) {
       return;
     }
@@ -121,6 +148,9 @@ public final class Checkpoint {
     private final IntPredicate keep;
     private final long minTime;
     private final ByteSink sink = new ByteSink(1 << 20);
+    private final ByteSink framed = new ByteSink(1 << 20);
+    /** Bytes written to the checkpoint's segment: where the next batch's pages start. */
+    private long pos;
     private final int[] seriesRefs = new int[SERIES_PER_RECORD];
     private final Labels[] seriesLabels = new Labels[SERIES_PER_RECORD];
     private int numSeries;
@@ -187,7 +217,9 @@ public final class Checkpoint {
 
     private void writeSink() {
       try {
-        ByteBuffer b = sink.asBuffer();
+        framed.reset();
+        pos += WalPages.frame(sink, pos, framed);
+        ByteBuffer b = framed.asBuffer();
         while (b.hasRemaining()) {
           out.write(b);
         }

@@ -21,11 +21,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The write-ahead log of one tenant head: numbered segment files ({@code 00000000},
- * {@code 00000001}, ...) of {@link WalRecords}. Every open starts a new segment, so a repaired
- * tail is never appended to.
+ * The write-ahead log of one tenant head, in Prometheus' format: numbered segment files
+ * ({@code 00000000}, {@code 00000001}, ...) of {@link WalRecords} framed in 32 KiB pages
+ * ({@link WalPages}). Every open starts a new segment after the existing segments and
+ * checkpoints, so a repaired tail is never appended to.
  *
- * <p>Positions are LSNs: the number of bytes appended since open. {@link #append} writes (the
+ * <p>Positions are LSNs: the number of bytes (fragments and page padding) written since open. {@link #append} writes (the
  * page cache: survives kill -9) and returns the LSN after the batch; {@link #awaitDurable}
  * blocks until an fsync covers it. Concurrent waiters share one fsync (group commit).
  *
@@ -71,6 +72,11 @@ public final class Wal implements Closeable {
   private int currentIndex;
   /** End of the last complete record in the current segment. */
   private long segmentPos;
+  /**
+   * The current batch framed into pages (reused under {@code state}; it grows to the largest
+   * batch, about the size of the head's own record buffer plus 7 bytes per 32 KiB).
+   */
+  private final ByteSink framed = new ByteSink(1 << 16);
   /** Whether a failed write left bytes after {@link #segmentPos} that must be truncated first. */
   private boolean dirtyTail;
   private volatile long written;
@@ -98,6 +104,10 @@ public final class Wal implements Closeable {
     Files.createDirectories(dir);
     List<Integer> existing = segments(dir);
     int next = existing.isEmpty() ? 0 : existing.get(existing.size() - 1) + 1;
+    Checkpoint.Info cp = Checkpoint.latest(dir);
+    if (cp != null) {
+      next = Math.max(next, cp.index() + 1); // replay reads only segments after the checkpoint
+    }
     FileChannel ch = createSegment(dir, next, opener);
     return new Wal(dir, segmentSize, opener, metrics, tenant, ch, next);
   }
@@ -167,7 +177,11 @@ public final class Wal implements Closeable {
   }
 
   /**
-   * Writes whole framed records; returns the LSN after them.
+   * Writes whole records (a logical stream built with {@link WalRecords#begin}/{@link
+   * WalRecords#end}), framed into pages at the segment's position, with one {@code write()};
+   * returns the LSN after them. A batch that does not fit in the rest of the segment starts the
+   * next one (a batch larger than a segment gets one of its own), so a record never crosses
+   * segments.
    *
    * @throws ServerErrorException when nothing could be written (the WAL is unchanged)
    */
@@ -188,10 +202,14 @@ public final class Wal implements Closeable {
           current.position(segmentPos);
           dirtyTail = false;
         }
-        if (segmentPos > 0 && segmentPos + records.length() > segmentSize) {
+        framed.reset();
+        WalPages.frame(records, segmentPos, framed);
+        if (segmentPos > 0 && segmentPos + framed.length() > segmentSize) {
           rollLocked();
+          framed.reset();
+          WalPages.frame(records, 0, framed);
         }
-        ByteBuffer b = records.asBuffer();
+        ByteBuffer b = framed.asBuffer();
         while (b.hasRemaining()) {
           current.write(b);
         }
@@ -213,9 +231,10 @@ public final class Wal implements Closeable {
           Thread.currentThread().interrupt();
         }
       }
-      segmentPos += records.length();
-      written += records.length();
-      metrics.bytesWritten.increment(records.length());
+      int n = framed.length();
+      segmentPos += n;
+      written += n;
+      metrics.bytesWritten.increment(n);
       return written;
     }
   }

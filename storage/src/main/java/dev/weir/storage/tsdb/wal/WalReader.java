@@ -201,25 +201,33 @@ public final class WalReader {
     long maxSource = -1;
   }
 
-  /** Valid records found after damage: how many, and the lowest source offset among them. */
+  /**
+   * Intact records found after damage: how many, and the lowest source offset among them. A
+   * record counts when all its fragments are intact and in sequence; the search tries every byte
+   * that could start one (a FULL or FIRST type byte), then follows on record by record.
+   */
   private static final class Scan {
     long records;
     long minSource = Long.MAX_VALUE;
 
     void add(ByteBuffer buf, int from, int limit) {
       int p = from;
-      while (p + WalRecords.HEADER_BYTES <= limit) {
-        int n = (buf.get(p) & 0xff) == WalRecords.MAGIC ? WalRecords.validAt(buf, p, limit) : -1;
-        if (n < 0) {
-          p++;
-          continue;
+      while (p < limit) {
+        int type = buf.get(p) & 0xff;
+        if (type == WalPages.FULL || type == WalPages.FIRST) {
+          WalPages.Reader r = new WalPages.Reader(buf, p, limit);
+          ByteBuffer payload = r.next();
+          if (payload != null && payload.hasRemaining()) { // no writer logs an empty record
+            records++;
+            long src = WalRecords.sourceOffset(payload);
+            if (src >= 0) {
+              minSource = Math.min(minSource, src);
+            }
+            p = r.position();
+            continue;
+          }
         }
-        records++;
-        long src = WalRecords.sourceOffsetAt(buf, p);
-        if (src >= 0) {
-          minSource = Math.min(minSource, src);
-        }
-        p += n;
+        p++;
       }
     }
   }
@@ -259,30 +267,26 @@ public final class WalReader {
       String damage = null;
       try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
         MappedByteBuffer buf = ch.map(FileChannel.MapMode.READ_ONLY, 0, size);
-        int limit = (int) size;
-        int pos = 0;
-        while (pos < limit) {
-          int n = WalRecords.validAt(buf, pos, limit);
-          if (n < 0) {
-            damageAt = pos;
-            damage = describe(buf, pos, limit);
-            break;
-          }
-          ByteBuffer payload = buf.duplicate();
-          payload.limit(pos + n).position(pos + WalRecords.HEADER_BYTES);
+        WalPages.Reader r = new WalPages.Reader(buf, 0, (int) size);
+        ByteBuffer payload;
+        while ((payload = r.next()) != null) {
           try {
-            WalRecords.decode(payload.slice(), v);
+            WalRecords.decode(payload, v);
           } catch (WalRecords.VisitorException e) {
             throw e.unwrap();
           } catch (RuntimeException e) {
-            damageAt = pos;
-            damage = "record does not decode: " + e.getMessage();
+            damageAt = r.recordStart();
+            damage = "record at offset " + damageAt + " does not decode: " + e;
             break;
           }
+          int n = r.position() - r.recordStart();
           out.records++;
           out.bytes += n;
-          pos += n;
           visitor.recordRead(n);
+        }
+        if (damageAt < 0 && r.damageAt() >= 0) {
+          damageAt = r.damageAt();
+          damage = r.damage();
         }
         if (damageAt >= 0) {
           onDamage(new Damage(dir, path, damageAt, damage, size, buf, segments.subList(i + 1, segments.size())),
@@ -379,23 +383,6 @@ public final class WalReader {
     out.damagedSegment = d.segment;
     out.damageOffset = d.offset;
     out.firstDroppedSource = firstSource == Long.MAX_VALUE ? -1 : firstSource;
-  }
-
-  private static String describe(ByteBuffer buf, int pos, int limit) {
-    if (pos + WalRecords.HEADER_BYTES > limit) {
-      return "record header cut off (" + (limit - pos) + " bytes left)";
-    }
-    if ((buf.get(pos) & 0xff) != WalRecords.MAGIC) {
-      return String.format("bad record marker 0x%02x", buf.get(pos) & 0xff);
-    }
-    int len = buf.getInt(pos + 1);
-    if (len <= 0 || len > WalRecords.MAX_RECORD_BYTES) {
-      return "implausible record length " + len;
-    }
-    if ((long) pos + WalRecords.HEADER_BYTES + len > limit) {
-      return "record cut off: needs " + len + " bytes, " + (limit - pos - WalRecords.HEADER_BYTES) + " left";
-    }
-    return "checksum mismatch";
   }
 
   /** Truncates {@code path} at {@code pos} and deletes later segments; returns bytes dropped. */

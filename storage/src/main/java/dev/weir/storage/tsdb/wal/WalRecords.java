@@ -4,34 +4,40 @@ import dev.weir.storage.tsdb.labels.Labels;
 import dev.weir.storage.util.ByteSink;
 import dev.weir.storage.util.ByteSource;
 import java.nio.ByteBuffer;
-import java.util.zip.CRC32C;
 
 /**
- * The WAL record format. Every record is framed as
+ * The WAL's record payloads, in Prometheus' encodings ({@code tsdb/record/record.go}), so that
+ * Prometheus (and {@code promtool tsdb dump}) replays a tenant's WAL like its own:
  *
  * <pre>
- * magic 0xA7 (1 byte) | payload length (4 bytes BE) | CRC32C of payload (4 bytes BE) | payload
+ * SERIES  (1): per series: ref (8 bytes BE), #labels (uvarint), then name and value
+ *              (uvarint-prefixed strings) per label; as many series as the payload holds
+ * SAMPLES (2): base ref (8 bytes BE), base time (8 bytes BE), then per sample: ref - base
+ *              (varint), t - base (varint), value (8 bytes BE IEEE 754 bits)
+ * SOURCE     : a SAMPLES record of one sample whose ref is {@link #SOURCE_REF} (2^64 - 1, a ref
+ *              no series has) and whose timestamp is the source (Kafka) offset of the records
+ *              that follow, up to the next SOURCE
  * </pre>
  *
- * so a torn or flipped record is detected, and the magic lets a reader look past a bad record for
- * later valid ones (to tell a torn tail from corruption in the middle). Payloads:
+ * <p>Why SOURCE is a sample: Prometheus 2.42's head replay ({@code tsdb/head_wal.go} {@code
+ * loadWAL}) calls a record of an unknown type a corruption (and the server repairs, i.e.
+ * truncates, the WAL there), so Weir's own record must be one of its types. A sample of a series
+ * ref without a SERIES record is counted as an "unknown series reference" and skipped; one whose
+ * timestamp is below the head's minimum valid time is discarded even before. Either way Prometheus
+ * reads past it and keeps nothing of it; Weir's reader recognises the ref and reports the offset.
  *
- * <pre>
- * SERIES  (1): count, then per series: ref, #labels, name, value, ...        (uvarints, strings)
- * SAMPLES (2): count, base ref, base t, then per sample: ref-base (varint), t-base (varint),
- *              value (8 bytes BE IEEE 754 bits)
- * SOURCE  (3): source offset (varint): the Kafka offset of the record whose samples follow, up to
- *              the next SOURCE record (optional; WALs without it read as before)
- * </pre>
+ * <p>Record types are fixed for everyone (1 series, 2 samples, 4 exemplars, 6 metadata, 7/8
+ * histograms); a new type gets its own encoder/decoder and a default method on {@link Visitor}.
+ * Records are appended to a caller-owned {@link ByteSink} between {@link #begin} and {@link #end}
+ * as a logical stream ({@code length | payload}); {@link Wal#append} frames it into pages
+ * ({@link WalPages}).
  *
- * <p>Stateless; the builder methods write into a caller-owned {@link ByteSink}.
+ * <p>Stateless.
  */
 public final class WalRecords {
-  public static final int MAGIC = 0xA7;
-  public static final int HEADER_BYTES = 9;
   /**
-   * Payloads longer than this are refused when reading (taken as a corrupt length). The one limit
-   * shared by writer and reader: writers split at {@link #MAX_WRITE_PAYLOAD_BYTES}.
+   * Payloads longer than this are refused when reading (taken as damage). The one limit shared by
+   * writer and reader: writers split at {@link #MAX_WRITE_PAYLOAD_BYTES}.
    */
   public static final int MAX_RECORD_BYTES = 64 << 20;
   /**
@@ -41,15 +47,18 @@ public final class WalRecords {
    */
   public static final int MAX_WRITE_PAYLOAD_BYTES = MAX_RECORD_BYTES / 8;
   /**
-   * Bound on one encoded sample: ref delta (int difference, zig-zag: 5 bytes), time delta (long,
-   * zig-zag: 10 bytes), value (8 bytes).
+   * Bound on one encoded sample: ref delta (difference of two int refs, zig-zag: 5 bytes), time
+   * delta (long, zig-zag: 10 bytes), value (8 bytes).
    */
   static final int MAX_SAMPLE_BYTES = 5 + 10 + 8;
-  /** Bound on a samples record's fixed part: type, count, base ref, base time. */
-  static final int SAMPLES_HEADER_BYTES = 1 + 5 + 5 + 10;
-  static final int TYPE_SERIES = 1;
-  static final int TYPE_SAMPLES = 2;
-  static final int TYPE_SOURCE = 3;
+  /** A samples record's fixed part: type, base ref, base time. */
+  static final int SAMPLES_HEADER_BYTES = 1 + 8 + 8;
+  /** A series record's fixed part per series: ref (8) and label count (at most 5 bytes). */
+  static final int SERIES_HEADER_BYTES = 8 + 5;
+  public static final int TYPE_SERIES = 1;
+  public static final int TYPE_SAMPLES = 2;
+  /** The series ref of a SOURCE sample: 2^64 - 1 as Prometheus reads it, never a series' ref. */
+  public static final long SOURCE_REF = -1L;
 
   private WalRecords() {}
 
@@ -62,7 +71,7 @@ public final class WalRecords {
     /** The source (Kafka) offset of the samples that follow; ignored unless a reader needs it. */
     default void source(long offset) {}
 
-    /** A whole record of {@code bytes} bytes (header included) was read; for progress reporting. */
+    /** A whole record of {@code bytes} bytes (framing included) was read; for progress reporting. */
     default void recordRead(int bytes) {}
   }
 
@@ -79,42 +88,37 @@ public final class WalRecords {
     }
   }
 
-  /** Starts a record: reserves the header; returns the record's start for {@link #end}. */
+  /** Starts a record: reserves its length and writes the type; returns the start for {@link #end}. */
   public static int begin(ByteSink sink, int type) {
     int start = sink.length();
-    sink.put(MAGIC).putBe32(0).putBe32(0);
+    sink.putBe32(0);
     sink.put(type);
     return start;
   }
 
-  /** Completes the record started at {@code start}: fills length and checksum. */
+  /** Completes the record started at {@code start}: fills its length. */
   public static void end(ByteSink sink, int start) {
-    int payloadStart = start + HEADER_BYTES;
-    int len = sink.length() - payloadStart;
-    CRC32C crc = new CRC32C();
-    crc.update(sink.array(), payloadStart, len);
-    sink.setBe32(start + 1, len);
-    sink.setBe32(start + 5, (int) crc.getValue());
+    sink.setBe32(start, sink.length() - start - WalPages.LOGICAL_PREFIX_BYTES);
   }
 
   /** Appends a SOURCE record: the samples records that follow came from this (Kafka) offset. */
   public static void source(ByteSink sink, long offset) {
-    int start = begin(sink, TYPE_SOURCE);
-    sink.putVarint(offset);
+    int start = begin(sink, TYPE_SAMPLES);
+    sink.putBe64(SOURCE_REF).putBe64(offset);
+    sink.putVarint(0).putVarint(0).putDouble(0);
     end(sink, start);
   }
 
   /**
-   * The offset of the SOURCE record framed at {@code pos} (already validated), or -1 when the
-   * record is of another type.
+   * The offset of a SOURCE record, or -1 when {@code payload} is another record (or does not
+   * decode as a samples record).
    */
-  static long sourceOffsetAt(ByteBuffer file, int pos) {
-    if ((file.get(pos + HEADER_BYTES) & 0xff) != TYPE_SOURCE) {
+  static long sourceOffset(ByteBuffer payload) {
+    if (payload.remaining() < SAMPLES_HEADER_BYTES || (payload.get(payload.position()) & 0xff) != TYPE_SAMPLES
+        || payload.getLong(payload.position() + 1) != SOURCE_REF) {
       return -1;
     }
-    ByteBuffer payload = file.duplicate();
-    payload.position(pos + HEADER_BYTES + 1);
-    return new ByteSource(payload.slice()).varint();
+    return payload.getLong(payload.position() + 9);
   }
 
   /** Appends the given series as SERIES records of at most {@link #MAX_WRITE_PAYLOAD_BYTES}. */
@@ -134,7 +138,7 @@ public final class WalRecords {
     ByteSink body = new ByteSink(Math.min(1 << 16, maxPayload));
     int[] ends = new int[n];
     for (int i = 0; i < n; i++) {
-      body.putUvarint(refs[i]);
+      body.putBe64(refs[i]);
       Labels l = labels[i];
       body.putUvarint(l.size());
       for (int j = 0; j < l.size(); j++) {
@@ -147,11 +151,10 @@ public final class WalRecords {
     while (first < n) {
       int from = first == 0 ? 0 : ends[first - 1];
       int last = first + 1; // exclusive; at least one series per record
-      while (last < n && 1 + 5 + ends[last] - from <= maxPayload) {
+      while (last < n && 1 + ends[last] - from <= maxPayload) {
         last++;
       }
       int start = begin(sink, TYPE_SERIES);
-      sink.putUvarint(last - first);
       sink.put(body.array(), from, ends[last - 1] - from);
       end(sink, start);
       first = last;
@@ -173,11 +176,10 @@ public final class WalRecords {
 
   private static void samplesRecord(ByteSink sink, int[] refs, long[] ts, double[] vs, int from, int to) {
     int start = begin(sink, TYPE_SAMPLES);
-    sink.putUvarint(to - from);
     int baseRef = refs[from];
     long baseT = ts[from];
-    sink.putUvarint(baseRef);
-    sink.putVarint(baseT);
+    sink.putBe64(baseRef);
+    sink.putBe64(baseT);
     for (int i = from; i < to; i++) {
       sink.putVarint((long) refs[i] - baseRef);
       sink.putVarint(ts[i] - baseT);
@@ -186,15 +188,14 @@ public final class WalRecords {
     end(sink, start);
   }
 
-  /** Decodes one payload (without frame) into the visitor. */
+  /** Decodes one payload (without framing) into the visitor. */
   public static void decode(ByteBuffer payload, Visitor v) {
     ByteSource in = new ByteSource(payload);
     int type = in.get();
     switch (type) {
       case TYPE_SERIES -> {
-        long n = in.uvarint();
-        for (long i = 0; i < n; i++) {
-          int ref = (int) in.uvarint();
+        while (in.remaining() > 0) {
+          int ref = ref(in.be64());
           int numLabels = (int) in.uvarint();
           if (numLabels < 0 || numLabels > 10_000) {
             throw new IllegalStateException("implausible label count " + numLabels);
@@ -212,52 +213,35 @@ public final class WalRecords {
         }
       }
       case TYPE_SAMPLES -> {
-        long n = in.uvarint();
-        long baseRef = in.uvarint();
-        long baseT = in.varint();
-        for (long i = 0; i < n; i++) {
-          int ref = (int) (baseRef + in.varint());
+        if (in.remaining() == 0) {
+          return;
+        }
+        long baseRef = in.be64();
+        long baseT = in.be64();
+        while (in.remaining() > 0) {
+          long ref = baseRef + in.varint();
           long t = baseT + in.varint();
           double value = in.getDouble();
           try {
-            v.sample(ref, t, value);
+            if (ref == SOURCE_REF) {
+              v.source(t);
+            } else {
+              v.sample(ref(ref), t, value);
+            }
           } catch (RuntimeException e) {
             throw new VisitorException(e);
           }
         }
       }
-      case TYPE_SOURCE -> {
-        long offset = in.varint();
-        try {
-          v.source(offset);
-        } catch (RuntimeException e) {
-          throw new VisitorException(e);
-        }
-      }
       default -> throw new IllegalStateException("unknown record type " + type);
-    }
-    if (in.remaining() != 0) {
-      throw new IllegalStateException(in.remaining() + " trailing bytes in record");
     }
   }
 
-  /**
-   * Checks the record framed at {@code pos}: returns its total length (header + payload) when the
-   * magic, length and checksum are right, or -1.
-   */
-  static int validAt(ByteBuffer file, int pos, int limit) {
-    if (pos + HEADER_BYTES > limit || (file.get(pos) & 0xff) != MAGIC) {
-      return -1;
+  /** A series ref as Weir holds it: refs outside 0..2^31 - 1 are not Weir's (damage). */
+  private static int ref(long ref) {
+    if (ref < 0 || ref > Integer.MAX_VALUE) {
+      throw new IllegalStateException("series ref " + Long.toUnsignedString(ref) + " out of range");
     }
-    int len = file.getInt(pos + 1);
-    if (len <= 0 || len > MAX_RECORD_BYTES || (long) pos + HEADER_BYTES + len > limit) {
-      return -1;
-    }
-    int crc = file.getInt(pos + 5);
-    CRC32C c = new CRC32C();
-    ByteBuffer payload = file.duplicate();
-    payload.limit(pos + HEADER_BYTES + len).position(pos + HEADER_BYTES);
-    c.update(payload);
-    return (int) c.getValue() == crc ? HEADER_BYTES + len : -1;
+    return (int) ref;
   }
 }

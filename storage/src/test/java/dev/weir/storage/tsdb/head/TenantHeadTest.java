@@ -14,6 +14,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicLong;
 import dev.weir.storage.tsdb.wal.Wal;
 import dev.weir.storage.tsdb.wal.WalMetrics;
+import dev.weir.storage.tsdb.wal.WalPages;
 import dev.weir.storage.tsdb.wal.WalReader;
 import dev.weir.storage.tsdb.wal.WalRecords;
 import java.nio.file.Files;
@@ -209,17 +210,15 @@ class TenantHeadTest {
         .map(SeriesChunks::labels).toList();
   }
 
-  /** Payload lengths of the framed records in a WAL segment. */
+  /** Payload lengths of the records in a WAL segment. */
   private static List<Integer> recordPayloads(Path segment) throws Exception {
-    java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(Files.readAllBytes(segment));
+    byte[] bytes = Files.readAllBytes(segment);
+    WalPages.Reader r = new WalPages.Reader(java.nio.ByteBuffer.wrap(bytes), 0, bytes.length);
     List<Integer> out = new ArrayList<>();
-    while (b.remaining() >= WalRecords.HEADER_BYTES) {
-      int start = b.position();
-      assertThat(b.get(start) & 0xff).isEqualTo(WalRecords.MAGIC);
-      int len = b.getInt(start + 1);
-      out.add(len);
-      b.position(start + WalRecords.HEADER_BYTES + len);
+    for (java.nio.ByteBuffer p = r.next(); p != null; p = r.next()) {
+      out.add(p.remaining());
     }
+    assertThat(r.damageAt()).as(r.damage()).isEqualTo(-1);
     return out;
   }
 

@@ -229,7 +229,7 @@ class WalTest {
   @Test
   void failedFsyncOfARollInsideAnAppendIsSticky() throws Exception {
     FaultyChannel.Faults faults = new FaultyChannel.Faults();
-    long segment = batch(1, 100).length() * 2L + 10; // two batches fit, the third rolls
+    long segment = batch(1, 100).length() * 2L + 20; // two framed batches fit (+6 each), the third rolls
     try (Wal wal = Wal.open(dir, segment, faults::open, metrics, "t")) {
       wal.append(batch(1, 100));
       long lsn = wal.append(batch(2, 200));
