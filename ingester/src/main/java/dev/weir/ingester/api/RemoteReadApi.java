@@ -164,7 +164,7 @@ public final class RemoteReadApi {
               bytes = 0;
             }
             cs.addChunks(Chunk.newBuilder().setMinTimeMs(c.minTime()).setMaxTimeMs(c.maxTime())
-                .setType(Chunk.Encoding.XOR).setData(com.google.protobuf.ByteString.copyFrom(c.bytes())));
+                .setTypeValue(c.encoding()).setData(com.google.protobuf.ByteString.copyFrom(c.bytes())));
             bytes += c.bytes().length;
           }
           if (cs.getChunksCount() > 0) {
