@@ -6,14 +6,17 @@ import org.jspecify.annotations.Nullable;
  * Checks one native histogram message ({@code Histogram} of remote write 1.0 and 2.0, which share
  * field numbers) for what makes it meaningless: spans whose lengths do not add up to the bucket
  * counts, a span after the first with a negative offset, integer and float buckets mixed, and
- * negative counts (a float count below zero, or integer deltas that take a bucket below zero).
+ * negative counts (a float count below zero, or integer deltas that take a bucket below zero), and
+ * a schema that is neither exponential (-4..8) nor custom buckets (-53).
  * Stateless apart from the reusable cursor; not thread-safe.
  */
 final class HistogramCheck {
   static final String SPANS_REASON = "native_histogram_span_bucket_mismatch";
   static final String NEGATIVE_REASON = "native_histogram_negative_count";
+  static final String SCHEMA_REASON = "invalid_native_histogram_schema";
 
   private static final int COUNT_FLOAT = 2;
+  private static final int SCHEMA = 4;
   private static final int ZERO_COUNT_FLOAT = 7;
   private static final int NEGATIVE_SPANS = 8;
   private static final int NEGATIVE_DELTAS = 9;
@@ -59,6 +62,7 @@ final class HistogramCheck {
     neg.clear();
     pos.clear();
     boolean negativeTotal = false;
+    long schema = 0;
     r.reset(buf, off, len);
     while (r.more()) {
       int tag = r.tag();
@@ -66,6 +70,9 @@ final class HistogramCheck {
       int wt = tag & 7;
       if ((f == COUNT_FLOAT || f == ZERO_COUNT_FLOAT) && wt == ProtoReader.FIXED64) {
         negativeTotal |= Double.longBitsToDouble(r.fixed64()) < 0;
+      } else if (f == SCHEMA && wt == ProtoReader.VARINT) {
+        long z = r.varint();
+        schema = (z >>> 1) ^ -(z & 1);
       } else if ((f == NEGATIVE_SPANS || f == POSITIVE_SPANS) && wt == ProtoReader.LEN) {
         int s = r.lengthDelimited();
         span(f == NEGATIVE_SPANS ? neg : pos, buf, s, r.pos - s);
@@ -76,6 +83,10 @@ final class HistogramCheck {
       } else {
         r.skip(wt);
       }
+    }
+    if ((schema < -4 || schema > 8) && schema != -53) {
+      return new InvalidSeriesException(SCHEMA_REASON, "native histogram has schema " + schema
+          + ": only -4..8 (exponential buckets) and -53 (custom buckets) are valid");
     }
     for (Side side : new Side[] {neg, pos}) {
       String name = side == neg ? "negative" : "positive";

@@ -22,6 +22,7 @@ import java.util.zip.CRC32C;
  *              value (8 bytes BE IEEE 754 bits)
  * SOURCE  (3): source offset (varint): the Kafka offset of the record whose samples follow, up to
  *              the next SOURCE record (optional; WALs without it read as before)
+ * 7..10:       native histogram samples in Prometheus' encoding, see {@link HistogramRecords}
  * </pre>
  *
  * <p>Stateless; the builder methods write into a caller-owned {@link ByteSink}.
@@ -58,6 +59,9 @@ public final class WalRecords {
     void series(int ref, Labels labels);
 
     void sample(int ref, long t, double v);
+
+    /** A native histogram sample (record types 7-10, {@link HistogramRecords}). */
+    default void histogram(int ref, long t, dev.weir.storage.tsdb.chunk.NativeHistogram h) {}
 
     /** The source (Kafka) offset of the samples that follow; ignored unless a reader needs it. */
     default void source(long offset) {}
@@ -234,7 +238,12 @@ public final class WalRecords {
           throw new VisitorException(e);
         }
       }
-      default -> throw new IllegalStateException("unknown record type " + type);
+      default -> {
+        if (!HistogramRecords.isHistogramType(type)) {
+          throw new IllegalStateException("unknown record type " + type);
+        }
+        HistogramRecords.decode(type, in, v);
+      }
     }
     if (in.remaining() != 0) {
       throw new IllegalStateException(in.remaining() + " trailing bytes in record");
