@@ -1,0 +1,183 @@
+package dev.weir.storage.tsdb.chunk;
+
+import java.util.Arrays;
+
+/**
+ * A growable bit stream written most significant bit first, Prometheus' {@code bstream}, plus the
+ * number codings the histogram chunks share: {@code varbit} integers ({@code varbit.go}) and the
+ * Gorilla XOR float coding ({@code xorWrite}).
+ *
+ * <p>A stream may start with a fixed header of whole bytes that the owner patches with
+ * {@link #setByte} (sample count, flags); bits are appended after it. Not thread-safe.
+ */
+final class BitWriter {
+  /** Prometheus clamps leading zeros to 31 so they fit in 5 bits. */
+  private static final int MAX_LEADING = 31;
+
+  private byte[] buf;
+  private long bitLen;
+
+  BitWriter(int headerBytes, int initialBytes) {
+    buf = new byte[Math.max(initialBytes, headerBytes + 1)];
+    bitLen = 8L * headerBytes;
+  }
+
+  int sizeBytes() {
+    return (int) ((bitLen + 7) >>> 3);
+  }
+
+  int capacityBytes() {
+    return buf.length;
+  }
+
+  byte[] bytes() {
+    return Arrays.copyOf(buf, sizeBytes());
+  }
+
+  void setByte(int index, int value) {
+    buf[index] = (byte) value;
+  }
+
+  int getByte(int index) {
+    return buf[index] & 0xff;
+  }
+
+  void writeBit(boolean bit) {
+    ensure(1);
+    if (bit) {
+      buf[(int) (bitLen >>> 3)] |= (byte) (0x80 >>> (bitLen & 7));
+    }
+    bitLen++;
+  }
+
+  /** Writes the low {@code n} bits of {@code bits}, most significant first. */
+  void writeBits(long bits, int n) {
+    ensure(n);
+    while (n > 0) {
+      int idx = (int) (bitLen >>> 3);
+      int free = 8 - (int) (bitLen & 7);
+      int take = Math.min(free, n);
+      int part = (int) ((bits >>> (n - take)) & ((1 << take) - 1));
+      buf[idx] |= (byte) (part << (free - take));
+      bitLen += take;
+      n -= take;
+    }
+  }
+
+  void writeByte(int b) {
+    writeBits(b & 0xff, 8);
+  }
+
+  void writeDouble(double v) {
+    writeBits(Double.doubleToRawLongBits(v), 64);
+  }
+
+  /**
+   * Prometheus' {@code putVarbitInt}: a unary prefix of up to eight bits picks a width of 0, 3, 6,
+   * 9, 12, 18, 25, 56 or 64 bits for the two's-complement value.
+   */
+  void writeVarbitInt(long v) {
+    if (v == 0) {
+      writeBit(false);
+    } else if (XorAppender.bitRange(v, 3)) {
+      writeBits(0b10, 2);
+      writeBits(v, 3);
+    } else if (XorAppender.bitRange(v, 6)) {
+      writeBits(0b110, 3);
+      writeBits(v, 6);
+    } else if (XorAppender.bitRange(v, 9)) {
+      writeBits(0b1110, 4);
+      writeBits(v, 9);
+    } else if (XorAppender.bitRange(v, 12)) {
+      writeBits(0b11110, 5);
+      writeBits(v, 12);
+    } else if (XorAppender.bitRange(v, 18)) {
+      writeBits(0b111110, 6);
+      writeBits(v, 18);
+    } else if (XorAppender.bitRange(v, 25)) {
+      writeBits(0b1111110, 7);
+      writeBits(v, 25);
+    } else if (XorAppender.bitRange(v, 56)) {
+      writeBits(0b11111110, 8);
+      writeBits(v, 56);
+    } else {
+      writeBits(0b11111111, 8);
+      writeBits(v, 64);
+    }
+  }
+
+  /** Prometheus' {@code putVarbitUint}: the same prefixes, the value taken as unsigned. */
+  void writeVarbitUint(long v) {
+    int bits = 64 - Long.numberOfLeadingZeros(v);
+    if (v == 0) {
+      writeBit(false);
+    } else if (bits <= 3) {
+      writeBits(0b10, 2);
+      writeBits(v, 3);
+    } else if (bits <= 6) {
+      writeBits(0b110, 3);
+      writeBits(v, 6);
+    } else if (bits <= 9) {
+      writeBits(0b1110, 4);
+      writeBits(v, 9);
+    } else if (bits <= 12) {
+      writeBits(0b11110, 5);
+      writeBits(v, 12);
+    } else if (bits <= 18) {
+      writeBits(0b111110, 6);
+      writeBits(v, 18);
+    } else if (bits <= 25) {
+      writeBits(0b1111110, 7);
+      writeBits(v, 25);
+    } else if (bits <= 56) {
+      writeBits(0b11111110, 8);
+      writeBits(v, 56);
+    } else {
+      writeBits(0b11111111, 8);
+      writeBits(v, 64);
+    }
+  }
+
+  /**
+   * Gorilla XOR coding of {@code value} against {@code state.value}, updating the state's window
+   * (Prometheus' {@code xorWrite}; a fresh state has {@link XorState#leading} 0xff).
+   */
+  void writeXor(XorState state, double value) {
+    long delta = Double.doubleToRawLongBits(value) ^ Double.doubleToRawLongBits(state.value);
+    state.value = value;
+    if (delta == 0) {
+      writeBit(false);
+      return;
+    }
+    writeBit(true);
+    int newLeading = Math.min(Long.numberOfLeadingZeros(delta), MAX_LEADING);
+    int newTrailing = Long.numberOfTrailingZeros(delta);
+    if (state.leading != 0xff && newLeading >= state.leading && newTrailing >= state.trailing) {
+      writeBit(false);
+      writeBits(delta >>> state.trailing, 64 - state.leading - state.trailing);
+      return;
+    }
+    state.leading = newLeading;
+    state.trailing = newTrailing;
+    writeBit(true);
+    writeBits(newLeading, 5);
+    int sigbits = 64 - newLeading - newTrailing;
+    // 64 significant bits are written as 0: 6 bits cannot hold 64, and 0 never occurs otherwise.
+    writeBits(sigbits & 0x3f, 6);
+    writeBits(delta >>> newTrailing, sigbits);
+  }
+
+  private void ensure(int moreBits) {
+    long needBytes = (bitLen + moreBits + 7) >>> 3;
+    if (needBytes > buf.length) {
+      buf = Arrays.copyOf(buf, (int) Math.max(needBytes, buf.length + (buf.length >> 1)));
+    }
+  }
+
+  /** The last value and leading/trailing-zero window of one XOR-coded field. */
+  static final class XorState {
+    double value;
+    int leading = 0xff;
+    int trailing;
+  }
+}
