@@ -78,6 +78,25 @@ class WireHistogramTest {
   }
 
   @Test
+  void refusesCustomBucketsPrometheusWouldRefuse() {
+    Histogram.Builder ok = Histogram.newBuilder().setCountFloat(3).setSum(1).setSchema(-53)
+        .addPositiveSpans(BucketSpan.newBuilder().setOffset(1).setLength(2)).addPositiveCounts(1).addPositiveCounts(2)
+        .addCustomValues(0.5).addCustomValues(1);
+    Histogram tooFewBounds = ok.clone().clearCustomValues().addCustomValues(0.5).build();
+    Histogram notIncreasing = ok.clone().clearCustomValues().addCustomValues(1).addCustomValues(1).build();
+    Histogram negative = ok.clone().addNegativeSpans(BucketSpan.newBuilder().setLength(1)).addNegativeCounts(0).build();
+    Histogram zero = ok.clone().setZeroThreshold(0.1).build();
+    WireSeries ws = WireBatch.parse(rw1(ok.build(), tooFewBounds, notIncreasing, negative, zero), new WireSeries())
+        .read(0, new WireSeries());
+    assertThat(ws.histogramProblem(0)).isNull();
+    for (int i = 1; i <= 4; i++) {
+      assertThat(ws.histogramProblem(i)).as("histogram %d", i).isNotNull()
+          .extracting(InvalidSeriesException::reason).isEqualTo("native_histogram_custom_buckets_invalid");
+    }
+    assertThat(ws.histogramProblem(1).getMessage()).contains("reach bucket 2 but there are 1 bounds");
+  }
+
+  @Test
   void keepsReadingHistogramsOfAKnownSeries() {
     byte[] body = rw1(intHistogram(1_000).build(), intHistogram(2_000).setCountInt(13).build());
     WireBatch b = WireBatch.parse(body, new WireSeries());
