@@ -35,8 +35,10 @@ import org.slf4j.LoggerFactory;
  * -Histograms-Written} and {@code -Exemplars-Written} with what was stored, also on a 4xx for a
  * partly refused request. A 2.0 series with a symbol reference out of range, an odd {@code
  * labels_refs} length or an inconsistent histogram is refused on its own (counted under its
- * reason in {@code weir_discarded_samples_total}); the rest of the request is stored. Histograms
- * are refused and exemplars are not stored yet (as for 1.0), so those headers say 0; created
+ * reason in {@code weir_discarded_samples_total}); the rest of the request is stored. Native
+ * histograms are stored (the histograms header counts those the push did not refuse, also behind
+ * a forwarding distributor through the {@code weir-refused-histograms} trailer); exemplars are
+ * not stored yet (as for 1.0), so that header says 0; created
  * timestamps are read and ignored, as Prometheus does without its created-timestamp-zero-ingestion
  * feature.
  *
@@ -139,13 +141,14 @@ public final class RemoteWriteApi {
     WireBatch batch;
     try {
       batch = WireBatch.parseV2(raw, CURSOR.get(), (i, problem, samples, histograms, exemplars) ->
-          errors.add(problem.reason(), samples + histograms, "series " + i + ": " + problem.getMessage()));
+          errors.addSeries(problem.reason(), samples, histograms, "series " + i + ": " + problem.getMessage()));
     } catch (WireFormatException e) {
       throw new ClientErrorException("bad_data", "the body is not a remote write 2.0 request (" + PROTO_V2 + "): "
           + e.getMessage());
     }
     limits.checkWriteRequest(batch.size(), batch.samples());
     long refusedBehind = 0;
+    long histogramsRefusedBehind = 0;
     Map<Integer, Long> produced = Map.of();
     try {
       if (batch.size() > 0 || !batch.metadata().isEmpty()) {
@@ -153,15 +156,15 @@ public final class RemoteWriteApi {
       }
     } catch (PartialWriteException e) {
       refusedBehind = e.refused();
+      histogramsRefusedBehind = e.refusedHistograms();
       errors.refusedElsewhere(e.reason(), e.refused(), e.getMessage());
     } catch (ClientErrorException e) {
       // Refused whole (rate limit, a process that takes no pushes): nothing was written.
       respondV2(ex, e.httpStatus(), e.getMessage(), 0, 0);
       return;
     }
-    // Every histogram sample is refused today, each counted once among the refused, so the
-    // refused count less the histograms is the refused float samples.
-    long histogramsRefused = Math.min(batch.histogramSamples(), refusedBehind);
+    // The push counts refused histogram samples apart from the refused samples that include them.
+    long histogramsRefused = Math.min(batch.histogramSamples(), histogramsRefusedBehind);
     long samplesWritten = Math.max(0, batch.floatSamples() - (refusedBehind - histogramsRefused));
     long histogramsWritten = batch.histogramSamples() - histogramsRefused;
     try {

@@ -91,6 +91,7 @@ public final class ForwardingDistributor implements PushHandler, AutoCloseable {
           // The ingester stored the valid part and counted the refusals; its trailer says how many.
           errors.refusedElsewhere("ingester_client_error", Math.max(0, GrpcStatuses.refusedSamples(ex.getCause())),
               String.valueOf(s.getDescription()));
+          errors.histogramsRefusedElsewhere(GrpcStatuses.refusedHistograms(ex.getCause()));
         } else if (serverError == null) {
           serverError = new ServerErrorException("ingester " + targets.get(i) + " failed the write: " + s.getCode()
               + " " + s.getDescription(), ex.getCause() instanceof StatusRuntimeException sre ? sre : null);

@@ -5,13 +5,17 @@ import dev.weir.ingester.push.Limits;
 import dev.weir.ingester.push.PushErrors;
 import dev.weir.ingester.push.Validator;
 import dev.weir.ingester.logging.RateLimitedLog;
+import dev.weir.ingester.push.HistogramAdmission;
+import dev.weir.proto.prompb.Histogram;
 import dev.weir.proto.prompb.Label;
 import dev.weir.proto.prompb.Sample;
 import dev.weir.proto.prompb.TimeSeries;
 import dev.weir.proto.prompb.WriteRequest;
 import dev.weir.ring.SeriesHash;
 import dev.weir.storage.errors.ClientErrorException;
+import dev.weir.storage.tsdb.chunk.NativeHistogram;
 import dev.weir.storage.tsdb.labels.Labels;
+import dev.weir.storage.wire.HistogramProtos;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.function.LongSupplier;
@@ -43,17 +47,13 @@ final class SeriesRouter {
     long maxTime = clock.getAsLong() + limits.creationGracePeriod().toMillis();
     int received = 0;
     for (TimeSeries ts : request.getTimeseriesList()) {
-      received += ts.getSamplesCount();
+      received += ts.getSamplesCount() + ts.getHistogramsCount();
       Labels labels;
       try {
         labels = Validator.labels(ts, limits);
       } catch (ClientErrorException e) {
-        errors.add(e.reason(), ts.getSamplesCount() + ts.getHistogramsCount(), e.getMessage());
+        errors.addSeries(e.reason(), ts.getSamplesCount(), ts.getHistogramsCount(), e.getMessage());
         continue;
-      }
-      if (ts.getHistogramsCount() > 0) {
-        errors.add("native_histogram_unsupported", ts.getHistogramsCount(),
-            "native histogram samples are not supported yet, series: '" + labels + "'");
       }
       TimeSeries.Builder clean = TimeSeries.newBuilder();
       for (int i = 0; i < labels.size(); i++) {
@@ -67,7 +67,15 @@ final class SeriesRouter {
           clean.addSamples(s);
         }
       }
-      if (clean.getSamplesCount() == 0) {
+      for (Histogram h : ts.getHistogramsList()) {
+        HistogramProtos.Decoded d = HistogramProtos.fromProto(h);
+        NativeHistogram ok = HistogramAdmission.admit(d.histogram(), d.problem(), h.getTimestamp(), maxTime, limits,
+            labels.toString(), errors);
+        if (ok != null) {
+          clean.addHistograms(ok == d.histogram() ? h : HistogramProtos.toProto(ok, h.getTimestamp()));
+        }
+      }
+      if (clean.getSamplesCount() == 0 && clean.getHistogramsCount() == 0) {
         continue;
       }
       K dest = destination.apply(SeriesHash.of(tenant, labels.pairsUnsafe()));

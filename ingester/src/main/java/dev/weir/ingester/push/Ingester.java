@@ -6,6 +6,7 @@ import dev.weir.proto.prompb.TimeSeries;
 import dev.weir.proto.prompb.WriteRequest;
 import dev.weir.storage.errors.ClientErrorException;
 import dev.weir.storage.tsdb.TenantDb;
+import dev.weir.storage.tsdb.chunk.NativeHistogram;
 import dev.weir.storage.tsdb.Tsdb;
 import dev.weir.storage.tsdb.head.Appender;
 import dev.weir.storage.tsdb.head.CommitResult;
@@ -15,6 +16,7 @@ import dev.weir.storage.tsdb.head.SeriesChunks;
 import dev.weir.storage.tsdb.head.TenantHead;
 import dev.weir.storage.tsdb.labels.Labels;
 import dev.weir.storage.tsdb.labels.Matcher;
+import dev.weir.storage.wire.HistogramProtos;
 import dev.weir.storage.wire.WireBatch;
 import dev.weir.storage.wire.WireFormatException;
 import dev.weir.storage.wire.WireSeries;
@@ -127,11 +129,14 @@ public final class Ingester implements Service, PushHandler {
       try {
         labels = Validator.labels(ts, l);
       } catch (ClientErrorException e) {
-        errors.add(e.reason(), ts.getSamplesCount() + ts.getHistogramsCount(), e.getMessage());
+        errors.addSeries(e.reason(), ts.getSamplesCount(), ts.getHistogramsCount(), e.getMessage());
         continue;
       }
-      appendSeries(app, null, labels, ts.getHistogramsCount(), ts.getSamplesCount(),
+      MemSeries created = appendSeries(app, null, labels, ts.getSamplesCount(),
           i -> ts.getSamples(i).getTimestamp(), i -> ts.getSamples(i).getValue(), maxTime, errors);
+      if (ts.getHistogramsCount() > 0) {
+        appendHistograms(app, created, labels, new ProtoHistograms(ts), l, maxTime, errors);
+      }
     }
     finish(tenant, app.commit(durable), request.getMetadataList(), errors, false);
   }
@@ -194,11 +199,14 @@ public final class Ingester implements Service, PushHandler {
         try {
           labels = Validator.labels(pairs, l);
         } catch (ClientErrorException e) {
-          errors.add(e.reason(), ws.samples() + ws.histograms(), e.getMessage());
+          errors.addSeries(e.reason(), ws.samples(), ws.histograms(), e.getMessage());
           continue;
         }
       }
-      appendSeries(app, series, labels, ws.histograms(), ws.samples(), ws::timestamp, ws::value, maxTime, errors);
+      MemSeries created = appendSeries(app, series, labels, ws.samples(), ws::timestamp, ws::value, maxTime, errors);
+      if (ws.histograms() > 0) {
+        appendHistograms(app, created, labels, new WireHistograms(ws), l, maxTime, errors);
+      }
     }
     if (sourceOffset >= 0) {
       app.source(sourceOffset);
@@ -218,16 +226,14 @@ public final class Ingester implements Service, PushHandler {
   }
 
   /**
-   * Adds one validated series' samples to the appender: histograms are refused (unsupported),
-   * samples too far in the future are refused, and the series is created (when {@code known} is
-   * null) at its first acceptable sample, so a series whose samples are all refused is not created.
+   * Adds one validated series' float samples to the appender: samples too far in the future are
+   * refused, and the series is created (when {@code known} is null) at its first acceptable
+   * sample, so a series whose samples are all refused is not created.
+   *
+   * @return the series, or null when it was not known and none of its samples was acceptable
    */
-  private static void appendSeries(Appender app, @Nullable MemSeries known, Labels labels, int histograms,
+  private static @Nullable MemSeries appendSeries(Appender app, @Nullable MemSeries known, Labels labels,
       int samples, IntToLongFunction timestamp, IntToDoubleFunction value, long maxTime, PushErrors errors) {
-    if (histograms > 0) {
-      errors.add("native_histogram_unsupported", histograms,
-          "native histogram samples are not supported yet, series: '" + Validator.seriesText(labels) + "'");
-    }
     MemSeries series = known;
     for (int i = 0; i < samples; i++) {
       long t = timestamp.applyAsLong(i);
@@ -245,6 +251,99 @@ public final class Ingester implements Service, PushHandler {
         }
       }
       app.add(series, t, value.applyAsDouble(i));
+    }
+    return series;
+  }
+
+  /**
+   * Adds one validated series' native histogram samples, each admitted by
+   * {@link HistogramAdmission} (consistent, not in the future, within the bucket limit, reduced
+   * if allowed), creating the series at the first acceptable one when {@code known} is null.
+   */
+  private static void appendHistograms(Appender app, @Nullable MemSeries known, Labels labels,
+      SeriesHistograms hs, Limits l, long maxTime, PushErrors errors) {
+    String text = Validator.seriesText(labels);
+    if (!l.nativeHistogramsIngestionEnabled()) {
+      HistogramAdmission.refuseDisabled(hs.count(), text, errors);
+      return;
+    }
+    MemSeries series = known;
+    for (int i = 0; i < hs.count(); i++) {
+      long t = hs.timestamp(i);
+      dev.weir.storage.wire.InvalidSeriesException problem = hs.problem(i);
+      NativeHistogram h = HistogramAdmission.admit(problem == null ? hs.histogram(i) : null, problem, t, maxTime, l,
+          text, errors);
+      if (h == null) {
+        continue;
+      }
+      if (series == null) {
+        try {
+          series = app.series(labels);
+        } catch (ClientErrorException e) {
+          errors.addHistograms(e.reason(), hs.count() - i, e.getMessage());
+          return;
+        }
+      }
+      app.addHistogram(series, t, h);
+    }
+  }
+
+  /** The histograms of one series, from its bytes or its protobuf object. */
+  private interface SeriesHistograms {
+    int count();
+
+    dev.weir.storage.wire.@Nullable InvalidSeriesException problem(int i);
+
+    long timestamp(int i);
+
+    NativeHistogram histogram(int i);
+  }
+
+  private record WireHistograms(WireSeries ws) implements SeriesHistograms {
+    @Override
+    public int count() {
+      return ws.histograms();
+    }
+
+    @Override
+    public dev.weir.storage.wire.@Nullable InvalidSeriesException problem(int i) {
+      return ws.histogramProblem(i);
+    }
+
+    @Override
+    public long timestamp(int i) {
+      return ws.histogramTimestamp(i);
+    }
+
+    @Override
+    public NativeHistogram histogram(int i) {
+      return ws.histogram(i);
+    }
+  }
+
+  private record ProtoHistograms(TimeSeries ts) implements SeriesHistograms {
+    @Override
+    public int count() {
+      return ts.getHistogramsCount();
+    }
+
+    @Override
+    public dev.weir.storage.wire.@Nullable InvalidSeriesException problem(int i) {
+      return HistogramProtos.fromProto(ts.getHistograms(i)).problem();
+    }
+
+    @Override
+    public long timestamp(int i) {
+      return ts.getHistograms(i).getTimestamp();
+    }
+
+    @Override
+    public NativeHistogram histogram(int i) {
+      NativeHistogram h = HistogramProtos.fromProto(ts.getHistograms(i)).histogram();
+      if (h == null) {
+        throw new IllegalStateException("histogram " + i + " has a problem: check problem() first");
+      }
+      return h;
     }
   }
 
@@ -270,6 +369,8 @@ public final class Ingester implements Service, PushHandler {
     for (Rejection rej : r.rejections()) {
       if (reRead) {
         reReadRejections++;
+      } else if (rej.histogram()) {
+        errors.addHistograms(rej.reason().id(), 1, rej.message());
       } else {
         errors.add(rej.reason().id(), 1, rej.message());
       }

@@ -19,6 +19,11 @@ import java.time.Duration;
  *     bucket; zero keeps them forever
  * @param ingestionPartitionsTenantShardSize Kafka mode: how many ACTIVE partitions a tenant's
  *     series are shuffle-sharded over; 0 = all of them
+ * @param maxNativeHistogramBuckets most buckets (positive plus negative) a native histogram
+ *     sample may have; 0 = unlimited
+ * @param reduceNativeHistogramOverMaxBuckets above that limit, lower the histogram's resolution
+ *     until it fits (true) instead of refusing it
+ * @param nativeHistogramsIngestionEnabled whether native histogram samples are stored at all
  */
 public record Limits(
     int maxLabelNamesPerSeries,
@@ -29,7 +34,26 @@ public record Limits(
     double ingestionRate,
     int ingestionBurstSize,
     Duration compactorBlocksRetentionPeriod,
-    int ingestionPartitionsTenantShardSize) {
+    int ingestionPartitionsTenantShardSize,
+    int maxNativeHistogramBuckets,
+    boolean reduceNativeHistogramOverMaxBuckets,
+    boolean nativeHistogramsIngestionEnabled) {
+
+  /** Native histograms are stored, without a bucket limit, reduced when a limit is set (Mimir's defaults apart from enabled). */
+  public Limits(int maxLabelNamesPerSeries, int maxLabelNameLength, int maxLabelValueLength,
+      Duration creationGracePeriod, int maxGlobalSeriesPerUser, double ingestionRate, int ingestionBurstSize,
+      Duration compactorBlocksRetentionPeriod, int ingestionPartitionsTenantShardSize) {
+    this(maxLabelNamesPerSeries, maxLabelNameLength, maxLabelValueLength, creationGracePeriod, maxGlobalSeriesPerUser,
+        ingestionRate, ingestionBurstSize, compactorBlocksRetentionPeriod, ingestionPartitionsTenantShardSize, 0, true,
+        true);
+  }
+
+  /** These limits with other native histogram limits. */
+  public Limits withNativeHistograms(int maxBuckets, boolean reduceOverMax, boolean ingestionEnabled) {
+    return new Limits(maxLabelNamesPerSeries, maxLabelNameLength, maxLabelValueLength, creationGracePeriod,
+        maxGlobalSeriesPerUser, ingestionRate, ingestionBurstSize, compactorBlocksRetentionPeriod,
+        ingestionPartitionsTenantShardSize, maxBuckets, reduceOverMax, ingestionEnabled);
+  }
 
   public static final Limits DEFAULT = new Limits(30, 1024, 2048, Duration.ofMinutes(10), 150_000, 0, 200_000);
 
@@ -82,6 +106,9 @@ public record Limits(
     if (ingestionPartitionsTenantShardSize < 0) {
       throw new ConfigException("ingest-storage.ingestion-partition-tenant-shard-size must not be negative");
     }
+    if (maxNativeHistogramBuckets < 0) {
+      throw new ConfigException("validation.max-native-histogram-buckets must not be negative");
+    }
   }
 
   /** Flag definitions for {@link Limits}. */
@@ -95,6 +122,9 @@ public record Limits(
     private final Flag<Integer> burst;
     private final Flag<Duration> retention;
     private final Flag<Integer> shardSize;
+    private final Flag<Integer> maxHistogramBuckets;
+    private final Flag<Boolean> reduceHistograms;
+    private final Flag<Boolean> histogramsEnabled;
 
     public Flags(FlagSet fs) {
       maxLabelNames = fs.integer("validation.max-label-names-per-series", DEFAULT.maxLabelNamesPerSeries,
@@ -123,11 +153,25 @@ public record Limits(
           "Kafka mode: the number of ACTIVE partitions a tenant's series are written to, chosen per tenant by"
               + " shuffle sharding (per tenant: ingestion_partitions_tenant_shard_size in the runtime config); the"
               + " ingesters divide -ingester.max-global-series-per-user by it. 0 writes to all partitions.");
+      maxHistogramBuckets = fs.integer("validation.max-native-histogram-buckets", 0,
+          "Most buckets (positive plus negative) a native histogram sample may have (per tenant:"
+              + " max_native_histogram_buckets in the runtime config); above it the sample is reduced or refused"
+              + " (-validation.reduce-native-histogram-over-max-buckets). 0 disables the limit.");
+      reduceHistograms = fs.bool("validation.reduce-native-histogram-over-max-buckets", true,
+          "Lower the resolution of a native histogram over -validation.max-native-histogram-buckets (merge"
+              + " neighbouring buckets, schema - 1 at a time) until it fits; false, or a histogram that cannot be"
+              + " reduced enough (schema -4, custom buckets), refuses it as max_native_histogram_buckets (per"
+              + " tenant: reduce_native_histogram_over_max_buckets).");
+      histogramsEnabled = fs.bool("ingester.native-histograms-ingestion-enabled", true,
+          "Store native histogram samples (per tenant: native_histograms_ingestion_enabled). Enabled by default:"
+              + " a client sends them only when its operator asked for it (send_native_histograms), and Weir"
+              + " stores, queries and compacts them; false refuses them as native_histograms_disabled.");
     }
 
     public Limits build() throws ConfigException {
       Limits l = new Limits(maxLabelNames.get(), maxNameLength.get(), maxValueLength.get(), grace.get(),
-          maxSeries.get(), rate.get(), burst.get(), retention.get(), shardSize.get());
+          maxSeries.get(), rate.get(), burst.get(), retention.get(), shardSize.get(), maxHistogramBuckets.get(),
+          reduceHistograms.get(), histogramsEnabled.get());
       l.validate();
       return l;
     }

@@ -122,6 +122,9 @@ public final class Overrides implements Function<String, Limits> {
         case "creation_grace_period" -> d.creationGracePeriod = Durations.parse(s);
         case "compactor_blocks_retention_period" -> d.compactorBlocksRetentionPeriod = Durations.parse(s);
         case "ingestion_partitions_tenant_shard_size" -> d.ingestionPartitionsTenantShardSize = Integer.parseInt(s);
+        case "max_native_histogram_buckets" -> d.maxNativeHistogramBuckets = Integer.parseInt(s);
+        case "reduce_native_histogram_over_max_buckets" -> d.reduceNativeHistogramOverMaxBuckets = bool(s, key);
+        case "native_histograms_ingestion_enabled" -> d.nativeHistogramsIngestionEnabled = bool(s, key);
         default -> throw new ConfigException("runtime config " + file + ": unknown limit '" + key + "' for tenant '"
             + tenant + "'");
       }
@@ -130,6 +133,14 @@ public final class Overrides implements Function<String, Limits> {
       throw new ConfigException("runtime config " + file + ": '" + key + "' of tenant '" + tenant
           + "' is not a number: " + v);
     }
+  }
+
+  private static boolean bool(String s, String key) {
+    return switch (s) {
+      case "true" -> true;
+      case "false" -> false;
+      default -> throw new NumberFormatException("'" + key + "' must be true or false");
+    };
   }
 
   /** A tenant's limits while its overrides are applied one key at a time. */
@@ -143,6 +154,9 @@ public final class Overrides implements Function<String, Limits> {
     int ingestionBurstSize;
     Duration compactorBlocksRetentionPeriod;
     int ingestionPartitionsTenantShardSize;
+    int maxNativeHistogramBuckets;
+    boolean reduceNativeHistogramOverMaxBuckets;
+    boolean nativeHistogramsIngestionEnabled;
 
     Draft(Limits l) {
       maxLabelNamesPerSeries = l.maxLabelNamesPerSeries();
@@ -154,12 +168,16 @@ public final class Overrides implements Function<String, Limits> {
       ingestionBurstSize = l.ingestionBurstSize();
       compactorBlocksRetentionPeriod = l.compactorBlocksRetentionPeriod();
       ingestionPartitionsTenantShardSize = l.ingestionPartitionsTenantShardSize();
+      maxNativeHistogramBuckets = l.maxNativeHistogramBuckets();
+      reduceNativeHistogramOverMaxBuckets = l.reduceNativeHistogramOverMaxBuckets();
+      nativeHistogramsIngestionEnabled = l.nativeHistogramsIngestionEnabled();
     }
 
     Limits build() {
       return new Limits(maxLabelNamesPerSeries, maxLabelNameLength, maxLabelValueLength, creationGracePeriod,
           maxGlobalSeriesPerUser, ingestionRate, ingestionBurstSize, compactorBlocksRetentionPeriod,
-          ingestionPartitionsTenantShardSize);
+          ingestionPartitionsTenantShardSize, maxNativeHistogramBuckets, reduceNativeHistogramOverMaxBuckets,
+          nativeHistogramsIngestionEnabled);
     }
   }
 }

@@ -12,10 +12,21 @@ public final class PartialWriteException extends ClientErrorException {
   private static final long serialVersionUID = 1L;
 
   private final long refused;
+  private final long refusedHistograms;
 
   public PartialWriteException(String reason, String message, long refused) {
+    this(reason, message, refused, 0);
+  }
+
+  public PartialWriteException(String reason, String message, long refused, long refusedHistograms) {
     super(reason, message);
     this.refused = refused;
+    this.refusedHistograms = refusedHistograms;
+  }
+
+  /** Of {@link #refused()}, how many were native histogram samples. */
+  public long refusedHistograms() {
+    return refusedHistograms;
   }
 
   /** Samples plus histogram samples refused, each counted once. */

@@ -17,6 +17,7 @@ public final class PushErrors {
   private @Nullable String firstReason;
   private int count;
   private long refused;
+  private long refusedHistograms;
 
   public PushErrors(String tenant, IngesterMetrics metrics, RateLimitedLog log) {
     this.tenant = tenant;
@@ -27,6 +28,23 @@ public final class PushErrors {
   public void add(String reason, int samples, String message) {
     metrics.discarded(tenant, reason, samples);
     refusedElsewhere(reason, samples, message);
+  }
+
+  /** A refused series: its float {@code samples} and {@code histograms} samples, counted together under the reason. */
+  public void addSeries(String reason, int samples, int histograms, String message) {
+    refusedHistograms += histograms;
+    add(reason, samples + histograms, message);
+  }
+
+  /** {@link #add} for refused native histogram samples (counted apart for the RW2 response headers). */
+  public void addHistograms(String reason, int histograms, String message) {
+    refusedHistograms += histograms;
+    add(reason, histograms, message);
+  }
+
+  /** {@link #refusedElsewhere} for histogram samples, of which the other side told how many it refused. */
+  public void histogramsRefusedElsewhere(long histograms) {
+    refusedHistograms += histograms;
   }
 
   /**
@@ -58,6 +76,6 @@ public final class PushErrors {
     String msg = count > 1 ? first + " (and " + (count - 1) + " more errors in this request)" : first;
     log.warn("msg=\"push rejected in part\" user=" + tenant + " reason=" + firstReason + " errors=" + count
         + " first=\"" + first.replace("\"", "'") + "\"");
-    throw new PartialWriteException(firstReason, msg, refused);
+    throw new PartialWriteException(firstReason, msg, refused, refusedHistograms);
   }
 }

@@ -17,7 +17,22 @@ public final class GrpcStatuses {
   public static final Metadata.Key<String> REFUSED_SAMPLES =
       Metadata.Key.of("weir-refused-samples", Metadata.ASCII_STRING_MARSHALLER);
 
+  /** Trailer of a partly refused Push: of the refused samples, how many were histogram samples. */
+  public static final Metadata.Key<String> REFUSED_HISTOGRAMS =
+      Metadata.Key.of("weir-refused-histograms", Metadata.ASCII_STRING_MARSHALLER);
+
   private GrpcStatuses() {}
+
+  /** The refused histogram count a partly refused Push carried, or 0. */
+  public static long refusedHistograms(Throwable t) {
+    Metadata m = Status.trailersFromThrowable(t);
+    String v = m == null ? null : m.get(REFUSED_HISTOGRAMS);
+    try {
+      return v == null ? 0 : Math.max(0, Long.parseLong(v));
+    } catch (NumberFormatException e) {
+      return 0;
+    }
+  }
 
   /** The refused-sample count a partly refused Push carried, or -1 when it carried none. */
   public static long refusedSamples(Throwable t) {
@@ -43,6 +58,7 @@ public final class GrpcStatuses {
       if (c instanceof PartialWriteException p) {
         Metadata trailers = new Metadata();
         trailers.put(REFUSED_SAMPLES, Long.toString(p.refused()));
+        trailers.put(REFUSED_HISTOGRAMS, Long.toString(p.refusedHistograms()));
         return base.withDescription(c.getMessage()).asRuntimeException(trailers);
       }
       return base.withDescription(c.getMessage()).asRuntimeException();

@@ -2,6 +2,7 @@ package dev.weir.ingester.push;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.weir.proto.prompb.BucketSpan;
 import dev.weir.proto.prompb.Histogram;
 import dev.weir.proto.prompb.Label;
 import dev.weir.proto.prompb.Sample;
@@ -82,10 +83,39 @@ class IngesterWirePathTest {
       };
       ts.addSamples(Sample.newBuilder().setTimestamp(t).setValue(rnd.nextInt(3)));
     }
-    if (rnd.nextInt(10) == 0) {
-      ts.addHistograms(Histogram.newBuilder().setTimestamp(base));
+    if (rnd.nextInt(4) == 0) {
+      ts.addHistograms(histogram(rnd).setTimestamp(rnd.nextInt(6) == 0 ? base - 60_000 : base + 500));
     }
     return ts.build();
+  }
+
+  /** A random native histogram: empty, integer or float, sometimes over 8 buckets, sometimes inconsistent. */
+  static Histogram.Builder histogram(Random rnd) {
+    int buckets = rnd.nextInt(20);
+    Histogram.Builder h = Histogram.newBuilder().setSchema(rnd.nextInt(4)).setSum(rnd.nextInt(100))
+        .addPositiveSpans(BucketSpan.newBuilder().setOffset(rnd.nextInt(5) - 2).setLength(buckets));
+    long count = 0;
+    int prev = 0;
+    boolean isFloat = rnd.nextBoolean();
+    for (int i = 0; i < buckets; i++) {
+      int c = rnd.nextInt(4);
+      count += c;
+      if (isFloat) {
+        h.addPositiveCounts(c);
+      } else {
+        h.addPositiveDeltas(c - prev); // integer buckets travel as the difference to the previous one
+      }
+      prev = c;
+    }
+    if (isFloat) {
+      h.setCountFloat(count);
+    } else {
+      h.setCountInt(count);
+    }
+    if (rnd.nextInt(8) == 0) {
+      h.addPositiveDeltas(1); // one bucket more than the spans describe
+    }
+    return h;
   }
 
   static String outcome(Runnable push) {
@@ -105,6 +135,10 @@ class IngesterWirePathTest {
       for (int i = 0; i < smp.size(); i++) {
         b.append(' ').append(smp.timestamps()[i]).append('=').append(smp.values()[i]);
       }
+      SeriesChunks.Histograms hs = s.histograms(Long.MIN_VALUE, Long.MAX_VALUE);
+      for (int i = 0; i < hs.size(); i++) {
+        b.append(' ').append(hs.timestamps()[i]).append('=').append(hs.histograms()[i]);
+      }
       return b.toString();
     }).collect(Collectors.joining("\n"));
   }
@@ -116,7 +150,8 @@ class IngesterWirePathTest {
 
   @Test
   void sameErrorsAndDataAsTheProtobufPath() throws Exception {
-    AtomicReference<Limits> limits = new AtomicReference<>(new Limits(6, 1024, 2048, Duration.ofMinutes(10), 0));
+    AtomicReference<Limits> limits = new AtomicReference<>(new Limits(6, 1024, 2048, Duration.ofMinutes(10), 0)
+        .withNativeHistograms(8, true, true));
     Side objects = side("objects", limits);
     Side wire = side("wire", limits);
     Random rnd = new Random(11);
@@ -125,7 +160,7 @@ class IngesterWirePathTest {
     for (int round = 0; round < 400; round++) {
       if (round == 200) {
         // Lowered at runtime: existing series over the new limits are refused on both paths.
-        limits.set(new Limits(3, 1024, 20, Duration.ofMinutes(10), 0));
+        limits.set(new Limits(3, 1024, 20, Duration.ofMinutes(10), 0).withNativeHistograms(8, false, true));
       }
       long base = NOW - 3_600_000 + round * 5_000L;
       WriteRequest.Builder req = WriteRequest.newBuilder();
@@ -145,7 +180,10 @@ class IngesterWirePathTest {
     }
     assertThat(errors).as("the traffic exercises refusals").isGreaterThan(100);
     String stored = dump(objects.ingester());
-    assertThat(stored).contains("zürich").contains("up_unsorted").contains("long_value");
+    assertThat(stored).contains("zürich").contains("up_unsorted").contains("long_value").contains("Histogram{")
+        .contains("FloatHistogram{");
+    assertThat(discarded(objects.registry())).contains("max_native_histogram_buckets")
+        .contains("native_histogram_span_bucket_mismatch");
     assertThat(dump(wire.ingester())).isEqualTo(stored);
     assertThat(discarded(wire.registry())).isNotEmpty().isEqualTo(discarded(objects.registry()));
     objects.ingester().stop();

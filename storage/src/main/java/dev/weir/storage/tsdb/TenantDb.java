@@ -107,6 +107,15 @@ public final class TenantDb {
       }
 
       @Override
+      public void histogram(int ref, long t, dev.weir.storage.tsdb.chunk.NativeHistogram h) {
+        if (head.replayHistogram(ref, t, h)) {
+          samples.incrementAndGet();
+        } else {
+          unknown.incrementAndGet();
+        }
+      }
+
+      @Override
       public void recordRead(int bytes) {
         replayed.accept(bytes);
       }

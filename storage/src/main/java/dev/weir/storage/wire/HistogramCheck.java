@@ -6,14 +6,18 @@ import org.jspecify.annotations.Nullable;
  * Checks one native histogram message ({@code Histogram} of remote write 1.0 and 2.0, which share
  * field numbers) for what makes it meaningless: spans whose lengths do not add up to the bucket
  * counts, a span after the first with a negative offset, integer and float buckets mixed, and
- * negative counts (a float count below zero, or integer deltas that take a bucket below zero).
+ * negative counts (a float count below zero, or integer deltas that take a bucket below zero), and
+ * a schema that is neither exponential (-4..8) nor custom buckets (-53).
  * Stateless apart from the reusable cursor; not thread-safe.
  */
 final class HistogramCheck {
   static final String SPANS_REASON = "native_histogram_span_bucket_mismatch";
   static final String NEGATIVE_REASON = "native_histogram_negative_count";
+  static final String SCHEMA_REASON = "invalid_native_histogram_schema";
+  static final String CUSTOM_REASON = "native_histogram_custom_buckets_invalid";
 
   private static final int COUNT_FLOAT = 2;
+  private static final int SCHEMA = 4;
   private static final int ZERO_COUNT_FLOAT = 7;
   private static final int NEGATIVE_SPANS = 8;
   private static final int NEGATIVE_DELTAS = 9;
@@ -21,6 +25,9 @@ final class HistogramCheck {
   private static final int POSITIVE_SPANS = 11;
   private static final int POSITIVE_DELTAS = 12;
   private static final int POSITIVE_COUNTS = 13;
+  private static final int ZERO_THRESHOLD = 5;
+  private static final int ZERO_COUNT_INT = 6;
+  private static final int CUSTOM_VALUES = 16;
 
   private final ProtoReader r = new ProtoReader();
   private final ProtoReader sub = new ProtoReader();
@@ -28,6 +35,9 @@ final class HistogramCheck {
   /** The two sides of a histogram: buckets below and above the zero bucket. */
   private static final class Side {
     long spanBuckets;
+    /** Index after the last bucket the spans describe. */
+    long end;
+    long firstOffset;
     long deltas;
     long counts;
     int spans;
@@ -37,6 +47,8 @@ final class HistogramCheck {
 
     void clear() {
       spanBuckets = 0;
+      end = 0;
+      firstOffset = 0;
       deltas = 0;
       counts = 0;
       spans = 0;
@@ -59,13 +71,30 @@ final class HistogramCheck {
     neg.clear();
     pos.clear();
     boolean negativeTotal = false;
+    long schema = 0;
+    boolean zeroBucket = false;
+    customValues = 0;
+    customIncreasing = true;
     r.reset(buf, off, len);
     while (r.more()) {
       int tag = r.tag();
       int f = tag >>> 3;
       int wt = tag & 7;
-      if ((f == COUNT_FLOAT || f == ZERO_COUNT_FLOAT) && wt == ProtoReader.FIXED64) {
+      if (f == COUNT_FLOAT && wt == ProtoReader.FIXED64) {
         negativeTotal |= Double.longBitsToDouble(r.fixed64()) < 0;
+      } else if (f == ZERO_THRESHOLD && wt == ProtoReader.FIXED64) {
+        zeroBucket |= Double.longBitsToDouble(r.fixed64()) != 0;
+      } else if (f == ZERO_COUNT_INT && wt == ProtoReader.VARINT) {
+        zeroBucket |= r.varint() != 0;
+      } else if (f == ZERO_COUNT_FLOAT && wt == ProtoReader.FIXED64) {
+        double z = Double.longBitsToDouble(r.fixed64());
+        negativeTotal |= z < 0;
+        zeroBucket |= z != 0;
+      } else if (f == CUSTOM_VALUES) {
+        customValues(wt);
+      } else if (f == SCHEMA && wt == ProtoReader.VARINT) {
+        long z = r.varint();
+        schema = (z >>> 1) ^ -(z & 1);
       } else if ((f == NEGATIVE_SPANS || f == POSITIVE_SPANS) && wt == ProtoReader.LEN) {
         int s = r.lengthDelimited();
         span(f == NEGATIVE_SPANS ? neg : pos, buf, s, r.pos - s);
@@ -76,6 +105,10 @@ final class HistogramCheck {
       } else {
         r.skip(wt);
       }
+    }
+    if ((schema < -4 || schema > 8) && schema != -53) {
+      return new InvalidSeriesException(SCHEMA_REASON, "native histogram has schema " + schema
+          + ": only -4..8 (exponential buckets) and -53 (custom buckets) are valid");
     }
     for (Side side : new Side[] {neg, pos}) {
       String name = side == neg ? "negative" : "positive";
@@ -100,7 +133,49 @@ final class HistogramCheck {
     if (negativeTotal) {
       return new InvalidSeriesException(NEGATIVE_REASON, "native histogram has a negative count or zero count");
     }
-    return null;
+    return schema == -53 ? customProblem(zeroBucket) : null;
+  }
+
+  private long customValues;
+  private boolean customIncreasing;
+  private double lastCustom;
+
+  /** Custom buckets as Prometheus checks them: increasing finite bounds, positive buckets within them, nothing else. */
+  private @Nullable InvalidSeriesException customProblem(boolean zeroBucket) {
+    String why = null;
+    if (!customIncreasing) {
+      why = "custom bucket bounds are not finite and strictly increasing";
+    } else if (neg.spanBuckets > 0 || neg.spans > 0) {
+      why = "a custom-buckets histogram has negative buckets";
+    } else if (zeroBucket) {
+      why = "a custom-buckets histogram has a zero bucket";
+    } else if (pos.spans > 0 && pos.firstOffset < 0) {
+      why = "custom-bucket spans start at a negative index";
+    } else if (pos.end > customValues + 1) {
+      why = "custom-bucket spans reach bucket " + (pos.end - 1) + " but there are " + customValues
+          + " bounds (" + (customValues + 1) + " buckets)";
+    }
+    return why == null ? null : new InvalidSeriesException(CUSTOM_REASON, "native histogram: " + why);
+  }
+
+  private void customValues(int wt) {
+    if (wt == ProtoReader.FIXED64) {
+      customValue(Double.longBitsToDouble(r.fixed64()));
+    } else if (wt == ProtoReader.LEN) {
+      int s = r.lengthDelimited();
+      sub.reset(r.buf, s, r.pos - s);
+      while (sub.more()) {
+        customValue(Double.longBitsToDouble(sub.fixed64()));
+      }
+    } else {
+      r.skip(wt);
+    }
+  }
+
+  private void customValue(double v) {
+    customIncreasing &= Double.isFinite(v) && (customValues == 0 || v > lastCustom);
+    lastCustom = v;
+    customValues++;
   }
 
   private void span(Side side, byte[] buf, int off, int len) {
@@ -120,6 +195,10 @@ final class HistogramCheck {
       }
     }
     side.badOffset |= side.spans > 0 && offset < 0;
+    if (side.spans == 0) {
+      side.firstOffset = offset;
+    }
+    side.end += offset + length;
     side.spans++;
     side.spanBuckets += length;
   }

@@ -1,5 +1,6 @@
 package dev.weir.storage.wire;
 
+import dev.weir.storage.tsdb.chunk.NativeHistogram;
 import dev.weir.storage.tsdb.labels.Labels;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
@@ -72,6 +73,9 @@ public final class WireSeries {
   private int helpRef;
   private int unitRef;
   private @Nullable HistogramCheck histogramCheck;
+  private @Nullable HistogramDecoder histogramDecoder;
+  /** Per histogram: offset and length of its Histogram message. */
+  private int[] histogramPos = new int[8];
 
   /** Ints {@link #saveLabels} writes per series. */
   public static final int SAVED_INTS = 6;
@@ -102,8 +106,8 @@ public final class WireSeries {
         int s = r.lengthDelimited();
         sample(s, r.pos - s);
       } else if (wt == ProtoReader.LEN && field == TIME_SERIES_HISTOGRAMS) {
-        r.lengthDelimited();
-        histograms++;
+        int s = r.lengthDelimited();
+        histogram(s, r.pos - s);
       } else {
         r.skip(wt); // exemplars and unknown fields
       }
@@ -173,7 +177,7 @@ public final class WireSeries {
         sample(s, r.pos - s);
       } else if (field == 3 && wt == ProtoReader.LEN) {
         int s = r.lengthDelimited();
-        histograms++;
+        histogram(s, r.pos - s);
         if (histogramProblem == null) {
           HistogramCheck c = histogramCheck == null ? histogramCheck = new HistogramCheck() : histogramCheck;
           histogramProblem = c.problem(b, s, r.pos - s);
@@ -362,8 +366,8 @@ public final class WireSeries {
         int s = r.lengthDelimited();
         sample(s, r.pos - s);
       } else if (wt == ProtoReader.LEN && field == TIME_SERIES_HISTOGRAMS) {
-        r.lengthDelimited();
-        histograms++;
+        int s = r.lengthDelimited();
+        histogram(s, r.pos - s);
       } else {
         r.skip(wt); // labels (known), exemplars and unknown fields
       }
@@ -443,6 +447,47 @@ public final class WireSeries {
       }
     }
     return aLen - bLen;
+  }
+
+  private void histogram(int off, int len) {
+    if (2 * histograms + 2 > histogramPos.length) {
+      histogramPos = Arrays.copyOf(histogramPos, histogramPos.length * 2);
+    }
+    histogramPos[2 * histograms] = off;
+    histogramPos[2 * histograms + 1] = len;
+    histograms++;
+  }
+
+  private HistogramDecoder decoder() {
+    HistogramDecoder d = histogramDecoder;
+    return d == null ? histogramDecoder = new HistogramDecoder() : d;
+  }
+
+  /**
+   * Histogram {@code i} of this series as a {@link NativeHistogram}; call only when
+   * {@link #histogramProblem(int)} is null (a 2.0 series was checked when read).
+   *
+   * @throws WireFormatException when the bytes are not a well-formed Histogram
+   */
+  public NativeHistogram histogram(int i) {
+    return decoder().decode(buf, histogramPos[2 * i], histogramPos[2 * i + 1]);
+  }
+
+  /** The timestamp of histogram {@code i}, in ms. */
+  public long histogramTimestamp(int i) {
+    return decoder().timestamp(buf, histogramPos[2 * i], histogramPos[2 * i + 1]);
+  }
+
+  /**
+   * What makes histogram {@code i} meaningless (reason and message, without the series), or null:
+   * spans and buckets that disagree, negative counts ({@link HistogramCheck}), or a schema that is
+   * neither exponential (-4..8) nor custom buckets (-53).
+   *
+   * @throws WireFormatException when the bytes are not a well-formed Histogram
+   */
+  public @Nullable InvalidSeriesException histogramProblem(int i) {
+    HistogramCheck c = histogramCheck == null ? histogramCheck = new HistogramCheck() : histogramCheck;
+    return c.problem(buf, histogramPos[2 * i], histogramPos[2 * i + 1]);
   }
 
   private void sample(int off, int len) {

@@ -69,10 +69,9 @@ public final class Rw2Requests {
         .setTimestamp(timestamp).build();
   }
 
-  /** A float native histogram with custom buckets (schema -53). */
+  /** A float native histogram with custom buckets (schema -53): no negative buckets, as Prometheus requires. */
   public static Histogram floatHistogram(long timestamp) {
     return Histogram.newBuilder().setCountFloat(6.5).setSum(3.25).setSchema(-53).setZeroCountFloat(0)
-        .addNegativeCounts(0).addNegativeSpans(BucketSpan.newBuilder().setOffset(0).setLength(1))
         .addPositiveSpans(BucketSpan.newBuilder().setOffset(0).setLength(2)).addPositiveCounts(2.5)
         .addPositiveCounts(4).addCustomValues(0.1).addCustomValues(1).setResetHint(Histogram.ResetHint.RESET_HINT_GAUGE)
         .setTimestamp(timestamp).build();

@@ -1,5 +1,6 @@
 package dev.weir.storage.tsdb.head;
 
+import dev.weir.storage.tsdb.chunk.NativeHistogram;
 import dev.weir.storage.tsdb.labels.Labels;
 import java.util.Arrays;
 
@@ -21,6 +22,8 @@ public final class Appender {
   private MemSeries[] series = new MemSeries[64];
   private long[] timestamps = new long[64];
   private double[] values = new double[64];
+  /** Per sample its histogram, null for a float sample; allocated at the first histogram. */
+  private @org.jspecify.annotations.Nullable NativeHistogram @org.jspecify.annotations.Nullable [] histograms;
   private int size;
   private long source = -1;
 
@@ -49,11 +52,31 @@ public final class Appender {
       series = Arrays.copyOf(series, n);
       timestamps = Arrays.copyOf(timestamps, n);
       values = Arrays.copyOf(values, n);
+      if (histograms != null) {
+        histograms = Arrays.copyOf(histograms, n);
+      }
     }
     series[size] = s;
     timestamps[size] = t;
     values[size] = v;
     size++;
+  }
+
+  /**
+   * Adds a native histogram sample; checked and logged with the float samples of the same commit
+   * (WAL record types 7-10), in order per series.
+   */
+  public void addHistogram(MemSeries s, long t, NativeHistogram h) {
+    @org.jspecify.annotations.Nullable NativeHistogram[] hs = histograms;
+    if (hs == null) {
+      hs = new NativeHistogram[series.length];
+    }
+    add(s, t, h.count());
+    if (hs.length < series.length) {
+      hs = Arrays.copyOf(hs, series.length);
+    }
+    hs[size - 1] = h;
+    histograms = hs;
   }
 
   /**
@@ -81,9 +104,12 @@ public final class Appender {
    */
   public CommitResult commit(boolean durable) {
     try {
-      return head.commit(series, timestamps, values, size, durable, source);
+      return head.commit(series, timestamps, values, histograms, size, durable, source);
     } finally {
       Arrays.fill(series, 0, size, null);
+      if (histograms != null) {
+        Arrays.fill(histograms, 0, size, null);
+      }
       size = 0;
       source = -1;
     }

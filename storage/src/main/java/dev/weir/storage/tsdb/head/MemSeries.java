@@ -1,5 +1,7 @@
 package dev.weir.storage.tsdb.head;
 
+import dev.weir.storage.tsdb.chunk.Chunks;
+import dev.weir.storage.tsdb.chunk.NativeHistogram;
 import dev.weir.storage.tsdb.chunk.XorAppender;
 import dev.weir.storage.tsdb.labels.Labels;
 import java.util.ArrayList;
@@ -24,8 +26,14 @@ public final class MemSeries {
   private byte[][] chunks = NO_CHUNKS;
   private long[] chunkMinT = NO_TIMES;
   private long[] chunkMaxT = NO_TIMES;
+  /** Per completed chunk its encoding (Chunks.XOR, HISTOGRAM, FLOAT_HISTOGRAM); null while all are XOR. */
+  private byte @Nullable [] chunkEnc;
   private int numChunks;
   private @Nullable XorAppender head;
+  /** The histogram chunk being appended to; at most one of {@code head} and this is set. */
+  private @Nullable HistogramHead histHead;
+  /** The newest sample when it is a histogram (as received), else null. */
+  private @Nullable NativeHistogram lastHistogram;
   /** End (exclusive) of the chunk range the head chunk belongs to. */
   private long headChunkEnd;
 
@@ -38,6 +46,8 @@ public final class MemSeries {
   long pendingTxn;
   long pendingT;
   long pendingValueBits;
+  /** The pending sample's histogram, null for a float sample. */
+  @Nullable NativeHistogram pendingHistogram;
   /** The commit that last queued this series' record for the WAL (dedup within one commit). */
   long seriesTxn;
   /** Whether the series record is in the WAL (then samples may reference the ref). */
@@ -71,6 +81,11 @@ public final class MemSeries {
     return lastValueBits;
   }
 
+  /** The newest sample's histogram, or null when it is a float sample (or there is none). */
+  synchronized @Nullable NativeHistogram lastHistogram() {
+    return lastHistogram;
+  }
+
   synchronized boolean hasSamples() {
     return numSamples > 0;
   }
@@ -83,6 +98,10 @@ public final class MemSeries {
     if (numChunks > 0) {
       return chunkMinT[0];
     }
+    HistogramHead hh = histHead;
+    if (hh != null) {
+      return hh.minTime();
+    }
     return head == null ? Long.MAX_VALUE : head.minTime();
   }
 
@@ -93,6 +112,7 @@ public final class MemSeries {
    */
   synchronized void append(long t, double v, int samplesPerChunk, long chunkRange, long wallMillis) {
     XorAppender h = head;
+    closeHistogramChunk(); // a float after histograms starts an XOR chunk
     if (h == null || h.numSamples() >= samplesPerChunk || t >= headChunkEnd) {
       if (h != null) {
         closeHeadChunk(h);
@@ -104,22 +124,84 @@ public final class MemSeries {
     h.append(t, v);
     maxT = t;
     lastValueBits = Double.doubleToRawLongBits(v);
+    lastHistogram = null;
     numSamples++;
     lastAppendWallMillis = wallMillis;
   }
 
-  private void closeHeadChunk(XorAppender h) {
+  /**
+   * Appends a histogram sample already checked to be newer than {@link #maxTime()}: to the
+   * histogram chunk, cutting a new one after a float sample, in the next {@code chunkRange} window,
+   * or when the chunk appender turns the sample down.
+   */
+  synchronized void appendHistogram(long t, NativeHistogram v, int samplesPerChunk, long chunkRange, long wallMillis) {
+    XorAppender x = head;
+    if (x != null) {
+      closeHeadChunk(x);
+      head = null;
+    }
+    HistogramHead h = histHead;
+    if (h == null || t >= headChunkEnd || !h.append(t, v)) {
+      closeHistogramChunk();
+      h = HistogramHead.forSample(v, samplesPerChunk);
+      histHead = h;
+      headChunkEnd = Math.floorDiv(t, chunkRange) * chunkRange + chunkRange;
+      if (!h.append(t, v)) {
+        throw new IllegalStateException("an empty histogram chunk refused its first sample");
+      }
+    }
+    maxT = t;
+    lastValueBits = 0;
+    lastHistogram = v;
+    numSamples++;
+    lastAppendWallMillis = wallMillis;
+  }
+
+  private void closeHistogramChunk() {
+    HistogramHead h = histHead;
+    if (h != null) {
+      histHead = null;
+      if (h.numSamples() > 0) {
+        addChunk(h.bytes(), h.minTime(), h.maxTime(), h.encoding());
+      }
+    }
+  }
+
+  private void addChunk(byte[] bytes, long min, long max, byte encoding) {
     if (numChunks == chunks.length) {
       int n = Math.max(4, numChunks * 2);
       chunks = Arrays.copyOf(chunks, n);
       chunkMinT = Arrays.copyOf(chunkMinT, n);
       chunkMaxT = Arrays.copyOf(chunkMaxT, n);
     }
-    chunks[numChunks] = h.bytes();
-    chunkMinT[numChunks] = h.minTime();
-    chunkMaxT[numChunks] = h.maxTime();
+    byte[] enc = chunkEnc;
+    if (enc == null && encoding != Chunks.XOR) {
+      enc = new byte[chunks.length];
+      Arrays.fill(enc, Chunks.XOR);
+    } else if (enc != null && enc.length < chunks.length) {
+      int old = enc.length;
+      enc = Arrays.copyOf(enc, chunks.length);
+      Arrays.fill(enc, old, enc.length, Chunks.XOR);
+    }
+    chunkEnc = enc;
+    if (enc != null) {
+      enc[numChunks] = encoding;
+    }
+    chunks[numChunks] = bytes;
+    chunkMinT[numChunks] = min;
+    chunkMaxT[numChunks] = max;
     numChunks++;
   }
+
+  private byte encodingOf(int i) {
+    byte[] enc = chunkEnc;
+    return enc == null ? Chunks.XOR : enc[i];
+  }
+
+  private void closeHeadChunk(XorAppender h) {
+    addChunk(h.bytes(), h.minTime(), h.maxTime(), Chunks.XOR);
+  }
+
 
   /**
    * The chunks overlapping {@code [mint, maxt]}, oldest first. Completed chunks are shared
@@ -129,8 +211,12 @@ public final class MemSeries {
     List<ChunkData> out = new ArrayList<>(numChunks + 1);
     for (int i = 0; i < numChunks; i++) {
       if (chunkMaxT[i] >= mint && chunkMinT[i] <= maxt) {
-        out.add(new ChunkData(chunkMinT[i], chunkMaxT[i], chunks[i]));
+        out.add(new ChunkData(chunkMinT[i], chunkMaxT[i], chunks[i], encodingOf(i)));
       }
+    }
+    HistogramHead hh = histHead;
+    if (hh != null && hh.numSamples() > 0 && hh.maxTime() >= mint && hh.minTime() <= maxt) {
+      out.add(new ChunkData(hh.minTime(), hh.maxTime(), hh.bytes(), hh.encoding()));
     }
     XorAppender h = head;
     if (h != null && h.numSamples() > 0 && h.maxTime() >= mint && h.minTime() <= maxt) {
@@ -147,13 +233,35 @@ public final class MemSeries {
    */
   synchronized boolean holds(long t, long valueBits) {
     for (int i = 0; i < numChunks; i++) {
-      if (chunkMinT[i] <= t && t <= chunkMaxT[i] && chunkHolds(chunks[i], t, valueBits)) {
+      if (chunkMinT[i] <= t && t <= chunkMaxT[i] && encodingOf(i) == Chunks.XOR
+          && chunkHolds(chunks[i], t, valueBits)) {
         return true;
       }
     }
     XorAppender h = head;
     return h != null && h.numSamples() > 0 && h.minTime() <= t && t <= h.maxTime()
         && chunkHolds(h.bytes(), t, valueBits);
+  }
+
+  /**
+   * Whether the series holds the histogram {@code h} at {@code t} (reset hint aside, see
+   * {@link HistogramHead#sameValue}); the histogram twin of {@link #holds}.
+   */
+  synchronized boolean holdsHistogram(long t, NativeHistogram h) {
+    for (int i = 0; i < numChunks; i++) {
+      if (chunkMinT[i] <= t && t <= chunkMaxT[i] && encodingOf(i) != Chunks.XOR) {
+        NativeHistogram got = HistogramHead.at(encodingOf(i), chunks[i], t);
+        if (got != null) {
+          return HistogramHead.sameValue(got, h);
+        }
+      }
+    }
+    HistogramHead hh = histHead;
+    if (hh != null && hh.numSamples() > 0 && hh.minTime() <= t && t <= hh.maxTime()) {
+      NativeHistogram got = HistogramHead.at(hh.encoding(), hh.bytes(), t);
+      return got != null && HistogramHead.sameValue(got, h);
+    }
+    return false;
   }
 
   private static boolean chunkHolds(byte[] chunk, long t, long valueBits) {
@@ -177,7 +285,7 @@ public final class MemSeries {
   synchronized boolean dropChunksBefore(long before) {
     int keepFrom = 0;
     while (keepFrom < numChunks && chunkMaxT[keepFrom] < before) {
-      numSamples -= dev.weir.storage.tsdb.chunk.XorIterator.numSamples(chunks[keepFrom]);
+      numSamples -= Chunks.numSamples(encodingOf(keepFrom), chunks[keepFrom]);
       keepFrom++;
     }
     if (keepFrom > 0) {
@@ -185,6 +293,10 @@ public final class MemSeries {
       System.arraycopy(chunks, keepFrom, chunks, 0, left);
       System.arraycopy(chunkMinT, keepFrom, chunkMinT, 0, left);
       System.arraycopy(chunkMaxT, keepFrom, chunkMaxT, 0, left);
+      byte[] enc = chunkEnc;
+      if (enc != null) {
+        System.arraycopy(enc, keepFrom, enc, 0, left);
+      }
       java.util.Arrays.fill(chunks, left, numChunks, null);
       numChunks = left;
     }
@@ -193,7 +305,12 @@ public final class MemSeries {
       numSamples -= h.numSamples();
       head = null;
     }
-    return numChunks == 0 && head == null;
+    HistogramHead hh = histHead;
+    if (numChunks == 0 && hh != null && hh.maxTime() < before) {
+      numSamples -= hh.numSamples();
+      histHead = null;
+    }
+    return numChunks == 0 && head == null && histHead == null;
   }
 
   /** Bytes held by sample data (chunks plus head-chunk buffer). */
@@ -203,6 +320,8 @@ public final class MemSeries {
       n += chunks[i].length;
     }
     XorAppender h = head;
+    HistogramHead hh = histHead;
+    n += hh == null ? 0 : hh.capacityBytes();
     return h == null ? n : n + h.capacityBytes();
   }
 

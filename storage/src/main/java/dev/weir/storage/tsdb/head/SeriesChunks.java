@@ -1,5 +1,7 @@
 package dev.weir.storage.tsdb.head;
 
+import dev.weir.storage.tsdb.chunk.Chunks;
+import dev.weir.storage.tsdb.chunk.NativeHistogram;
 import dev.weir.storage.tsdb.chunk.XorIterator;
 import dev.weir.storage.tsdb.labels.Labels;
 import java.util.Arrays;
@@ -24,12 +26,15 @@ public record SeriesChunks(Labels labels, List<ChunkData> chunks) {
   private Samples orderedSamples(long mint, long maxt) {
     int cap = 0;
     for (ChunkData c : chunks) {
-      cap += XorIterator.numSamples(c.bytes());
+      cap += c.encoding() == Chunks.XOR ? XorIterator.numSamples(c.bytes()) : 0;
     }
     long[] ts = new long[cap];
     double[] vs = new double[cap];
     int n = 0;
     for (ChunkData c : chunks) {
+      if (c.encoding() != Chunks.XOR) {
+        continue; // histogram samples: see histograms()
+      }
       XorIterator it = new XorIterator(c.bytes());
       while (it.next()) {
         long t = it.timestamp();
@@ -50,6 +55,9 @@ public record SeriesChunks(Labels labels, List<ChunkData> chunks) {
   private Samples mergedSamples(long mint, long maxt) {
     List<long[]> pairs = new java.util.ArrayList<>();
     for (ChunkData c : chunks) {
+      if (c.encoding() != Chunks.XOR) {
+        continue; // histogram samples: see histograms()
+      }
       XorIterator it = new XorIterator(c.bytes());
       while (it.next()) {
         if (it.timestamp() >= mint && it.timestamp() <= maxt) {
@@ -70,6 +78,32 @@ public record SeriesChunks(Labels labels, List<ChunkData> chunks) {
       n++;
     }
     return new Samples(Arrays.copyOf(ts, n), Arrays.copyOf(vs, n));
+  }
+
+  /**
+   * Decoded native histogram samples of this series within {@code [mint, maxt]}, in time order;
+   * a timestamp found in several chunks (overlapping sources) appears once, the first chunk's.
+   */
+  public Histograms histograms(long mint, long maxt) {
+    java.util.TreeMap<Long, NativeHistogram> byTime = new java.util.TreeMap<>();
+    for (ChunkData c : chunks) {
+      HistogramChunkSamples.forEach(c, mint, maxt, byTime::putIfAbsent);
+    }
+    long[] ts = new long[byTime.size()];
+    NativeHistogram[] hs = new NativeHistogram[byTime.size()];
+    int n = 0;
+    for (var e : byTime.entrySet()) {
+      ts[n] = e.getKey();
+      hs[n++] = e.getValue();
+    }
+    return new Histograms(ts, hs);
+  }
+
+  /** Timestamps (milliseconds) and histograms of equal length. */
+  public record Histograms(long[] timestamps, NativeHistogram[] histograms) {
+    public int size() {
+      return timestamps.length;
+    }
   }
 
   /** Timestamps (milliseconds) and values of equal length. */

@@ -1,9 +1,11 @@
 package dev.weir.storage.tsdb.head;
 
 import dev.weir.storage.errors.ClientErrorException;
+import dev.weir.storage.tsdb.chunk.NativeHistogram;
 import dev.weir.storage.tsdb.labels.Labels;
 import dev.weir.storage.tsdb.labels.Matcher;
 import dev.weir.storage.tsdb.postings.Selector;
+import dev.weir.storage.tsdb.wal.HistogramBatch;
 import dev.weir.storage.tsdb.wal.Wal;
 import dev.weir.storage.tsdb.wal.WalRecords;
 import dev.weir.storage.util.ByteSink;
@@ -176,7 +178,8 @@ public final class TenantHead {
   }
 
   /** See {@link Appender#commit}; {@code source} is the batch's source offset for the WAL, or -1. */
-  CommitResult commit(MemSeries[] batch, long[] ts, double[] vs, int n, boolean durable, long source) {
+  CommitResult commit(MemSeries[] batch, long[] ts, double[] vs, @Nullable NativeHistogram @Nullable [] hs, int n,
+      boolean durable, long source) {
     if (n == 0) {
       return new CommitResult(0, 0, List.of());
     }
@@ -198,42 +201,50 @@ public final class TenantHead {
           batch[i] = s;
         }
         long bits = Double.doubleToRawLongBits(vs[i]);
+        NativeHistogram h = hs == null ? null : hs[i];
         boolean pending = s.pendingTxn == id;
         boolean has = pending || s.hasSamples();
         long seriesMax = pending ? s.pendingT : s.maxTime();
         long lastBits = pending ? s.pendingValueBits : s.lastValueBits();
+        NativeHistogram lastH = pending ? s.pendingHistogram : s.lastHistogram();
         if (has && ts[i] < seriesMax) {
-          if (s.holds(ts[i], bits)) {
+          if (h == null ? s.holds(ts[i], bits) : s.holdsHistogram(ts[i], h)) {
             duplicates++; // stored before (a re-read Kafka record): idempotent, not a discard
           } else {
-            rejections.add(new Rejection(s, ts[i], vs[i], RejectReason.OUT_OF_ORDER));
+            rejections.add(new Rejection(s, ts[i], vs[i], RejectReason.OUT_OF_ORDER, h != null));
           }
         } else if (has && ts[i] == seriesMax) {
-          if (bits == lastBits) {
+          if (h == null ? lastH == null && bits == lastBits : lastH != null && HistogramHead.sameValue(h, lastH)) {
             duplicates++;
           } else {
-            rejections.add(new Rejection(s, ts[i], vs[i], RejectReason.DUPLICATE_TIMESTAMP));
+            rejections.add(new Rejection(s, ts[i], vs[i], RejectReason.DUPLICATE_TIMESTAMP, h != null));
           }
         } else if (ts[i] < lowest) {
-          rejections.add(new Rejection(s, ts[i], vs[i], RejectReason.OUT_OF_BOUNDS));
+          rejections.add(new Rejection(s, ts[i], vs[i], RejectReason.OUT_OF_BOUNDS, h != null));
         } else {
           accepted[i] = true;
           s.pendingTxn = id;
           s.pendingT = ts[i];
           s.pendingValueBits = bits;
+          s.pendingHistogram = h;
           appended++;
         }
       }
       Wal w = wal;
       if (appended > 0 && w != null) {
-        lsn = log(w, id, source, new Accepted(batch, ts, vs, n, accepted), appended);
+        lsn = log(w, id, source, new Accepted(batch, ts, vs, hs, n, accepted), appended);
       }
       long now = options.wallClock().getAsLong();
       long lo = minTime;
       long hi = maxTime;
       for (int i = 0; i < n; i++) {
         if (accepted[i]) {
-          batch[i].append(ts[i], vs[i], config.samplesPerChunk(), config.chunkRangeMillis(), now);
+          NativeHistogram h = hs == null ? null : hs[i];
+          if (h != null) {
+            batch[i].appendHistogram(ts[i], h, config.samplesPerChunk(), config.chunkRangeMillis(), now);
+          } else {
+            batch[i].append(ts[i], vs[i], config.samplesPerChunk(), config.chunkRangeMillis(), now);
+          }
           lo = Math.min(lo, ts[i]);
           hi = Math.max(hi, ts[i]);
         }
@@ -258,7 +269,8 @@ public final class TenantHead {
   }
 
   /** A checked batch: the first {@code n} samples, {@code accepted[i]} for those to store. */
-  private record Accepted(MemSeries[] batch, long[] ts, double[] vs, int n, boolean[] accepted) {}
+  private record Accepted(MemSeries[] batch, long[] ts, double[] vs, @Nullable NativeHistogram @Nullable [] hs, int n,
+      boolean[] accepted) {}
 
   /**
    * Writes the accepted samples (and unlogged series) to the WAL, in records small enough for the
@@ -299,15 +311,33 @@ public final class TenantHead {
     long[] t = new long[count];
     double[] v = new double[count];
     int k = 0;
+    @Nullable NativeHistogram[] hs = a.hs();
+    HistogramBatch histograms = new HistogramBatch();
     for (int i = 0; i < n; i++) {
-      if (accepted[i]) {
+      if (!accepted[i]) {
+        continue;
+      }
+      NativeHistogram h = hs == null ? null : hs[i];
+      // Float and histogram samples go to different records; a switch between the two flushes
+      // the run before it, so a replay applies every sample in commit order.
+      if (h != null) {
+        if (k > 0) {
+          WalRecords.samples(walBuffer, r, t, v, k, walRecordBytes);
+          k = 0;
+        }
+        histograms.add(batch[i].ref(), ts[i], h);
+      } else {
+        if (histograms.size() > 0) {
+          histograms.writeTo(walBuffer, walRecordBytes);
+        }
         r[k] = batch[i].ref();
         t[k] = ts[i];
         v[k] = vs[i];
         k++;
       }
     }
-    WalRecords.samples(walBuffer, r, t, v, count, walRecordBytes);
+    WalRecords.samples(walBuffer, r, t, v, k, walRecordBytes);
+    histograms.writeTo(walBuffer, walRecordBytes);
     long lsn;
     try {
       lsn = w.append(walBuffer); // throws before anything is applied
@@ -355,6 +385,15 @@ public final class TenantHead {
    * @return false when the ref is unknown
    */
   public boolean replaySample(int ref, long t, double v) {
+    return replay(ref, t, v, null);
+  }
+
+  /** {@link #replaySample} for a histogram sample (WAL record types 7-10). */
+  public boolean replayHistogram(int ref, long t, NativeHistogram h) {
+    return replay(ref, t, h.count(), h);
+  }
+
+  private boolean replay(int ref, long t, double v, @Nullable NativeHistogram h) {
     MemSeries s = refs.get(ref);
     if (s == null) {
       s = aliases.get(ref);
@@ -365,7 +404,11 @@ public final class TenantHead {
     if (t < minValidTime || (s.hasSamples() && t <= s.maxTime())) {
       return true;
     }
-    s.append(t, v, config.samplesPerChunk(), config.chunkRangeMillis(), options.wallClock().getAsLong());
+    if (h != null) {
+      s.appendHistogram(t, h, config.samplesPerChunk(), config.chunkRangeMillis(), options.wallClock().getAsLong());
+    } else {
+      s.append(t, v, config.samplesPerChunk(), config.chunkRangeMillis(), options.wallClock().getAsLong());
+    }
     if (t < minTime) {
       minTime = t;
     }

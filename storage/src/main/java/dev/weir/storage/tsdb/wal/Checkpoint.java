@@ -159,6 +159,7 @@ public final class Checkpoint {
     private final double[] vs = new double[SAMPLES_PER_RECORD];
     private int numSamples;
     private long maxSource = -1;
+    private final HistogramBatch histograms = new HistogramBatch();
 
     Filter(Path file, IntPredicate keep, long minTime) throws IOException {
       this.out = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
@@ -172,6 +173,7 @@ public final class Checkpoint {
         return;
       }
       flushSamples(); // keep series records before the samples that follow them
+      flushHistograms();
       seriesRefs[numSeries] = ref;
       seriesLabels[numSeries] = labels;
       if (++numSeries == SERIES_PER_RECORD) {
@@ -185,11 +187,33 @@ public final class Checkpoint {
         return;
       }
       flushSeries();
+      flushHistograms();
       refs[numSamples] = ref;
       ts[numSamples] = t;
       vs[numSamples] = v;
       if (++numSamples == SAMPLES_PER_RECORD) {
         flushSamples();
+      }
+    }
+
+    /** Histogram samples go out in their own records, after the float samples seen so far. */
+    @Override
+    public void histogram(int ref, long t, dev.weir.storage.tsdb.chunk.NativeHistogram h) {
+      if (t < minTime || !keep.test(ref)) {
+        return;
+      }
+      flushSeries();
+      flushSamples();
+      histograms.add(ref, t, h);
+      if (histograms.size() == SAMPLES_PER_RECORD) {
+        flushHistograms();
+      }
+    }
+
+    private void flushHistograms() {
+      if (histograms.size() > 0) {
+        histograms.writeTo(sink);
+        writeSink();
       }
     }
 
@@ -234,6 +258,7 @@ public final class Checkpoint {
       try {
         flushSeries();
         flushSamples();
+        flushHistograms();
         if (maxSource >= 0) {
           WalRecords.source(sink, maxSource);
           writeSink();

@@ -248,6 +248,11 @@ public final class WalReader {
       }
 
       @Override
+      public void histogram(int ref, long t, dev.weir.storage.tsdb.chunk.NativeHistogram h) {
+        visitor.histogram(ref, t, h);
+      }
+
+      @Override
       public void source(long offset) {
         out.lastSource = offset;
         out.maxSource = Math.max(out.maxSource, offset);

@@ -30,7 +30,7 @@ import java.nio.ByteBuffer;
  * histograms); a new type gets its own encoder/decoder and a default method on {@link Visitor}.
  * Records are appended to a caller-owned {@link ByteSink} between {@link #begin} and {@link #end}
  * as a logical stream ({@code length | payload}); {@link Wal#append} frames it into pages
- * ({@link WalPages}).
+ * ({@link WalPages}). Histogram samples (7..10) are encoded by {@link HistogramRecords}.
  *
  * <p>Stateless.
  */
@@ -67,6 +67,9 @@ public final class WalRecords {
     void series(int ref, Labels labels);
 
     void sample(int ref, long t, double v);
+
+    /** A native histogram sample (record types 7-10, {@link HistogramRecords}). */
+    default void histogram(int ref, long t, dev.weir.storage.tsdb.chunk.NativeHistogram h) {}
 
     /** The source (Kafka) offset of the samples that follow; ignored unless a reader needs it. */
     default void source(long offset) {}
@@ -233,7 +236,12 @@ public final class WalRecords {
           }
         }
       }
-      default -> throw new IllegalStateException("unknown record type " + type);
+      default -> {
+        if (!HistogramRecords.isHistogramType(type)) {
+          throw new IllegalStateException("unknown record type " + type);
+        }
+        HistogramRecords.decode(type, in, v);
+      }
     }
   }
 
