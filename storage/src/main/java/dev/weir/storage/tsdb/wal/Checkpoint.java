@@ -72,11 +72,22 @@ public final class Checkpoint {
    */
   public static Info create(Path walDir, int throughSegment, IntPredicate keepSeries, long minTime,
       WalMetrics metrics, String tenant) throws IOException, WalCorruptionException {
+    return create(walDir, throughSegment, keepSeries, minTime, metrics, tenant, sink -> {});
+  }
+
+  /**
+   * As above; {@code tail} then appends records taken from memory (the head's exemplars and
+   * metadata of live series) behind the filtered ones. Exemplar and metadata records of the old
+   * segments are not copied: the head's current state replaces them.
+   */
+  public static Info create(Path walDir, int throughSegment, IntPredicate keepSeries, long minTime,
+      WalMetrics metrics, String tenant, java.util.function.Consumer<ByteSink> tail)
+      throws IOException, WalCorruptionException {
     Info prev = latest(walDir);
     Path tmp = walDir.resolve(String.format("%s%08d.tmp", PREFIX, throughSegment));
     deleteRecursively(tmp);
     Files.createDirectories(tmp);
-    try (Filter filter = new Filter(Wal.segmentPath(tmp, 0), keepSeries, minTime)) {
+    try (Filter filter = new Filter(Wal.segmentPath(tmp, 0), keepSeries, minTime, tail)) {
       if (prev != null) {
         WalReader.readStrict(prev.dir(), Wal.segments(prev.dir()), filter, metrics, tenant);
       }
@@ -129,11 +140,13 @@ public final class Checkpoint {
     private final double[] vs = new double[SAMPLES_PER_RECORD];
     private int numSamples;
     private long maxSource = -1;
+    private final java.util.function.Consumer<ByteSink> tail;
 
-    Filter(Path file, IntPredicate keep, long minTime) throws IOException {
+    Filter(Path file, IntPredicate keep, long minTime, java.util.function.Consumer<ByteSink> tail) throws IOException {
       this.out = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
       this.keep = keep;
       this.minTime = minTime;
+      this.tail = tail;
     }
 
     @Override
@@ -206,6 +219,8 @@ public final class Checkpoint {
           WalRecords.source(sink, maxSource);
           writeSink();
         }
+        tail.accept(sink);
+        writeSink();
       } catch (java.io.UncheckedIOException e) {
         throw e.getCause();
       }

@@ -22,6 +22,8 @@ import java.util.zip.CRC32C;
  *              value (8 bytes BE IEEE 754 bits)
  * SOURCE  (3): source offset (varint): the Kafka offset of the record whose samples follow, up to
  *              the next SOURCE record (optional; WALs without it read as before)
+ * EXEMPLARS (4): Prometheus' exemplar payload, see {@link ExemplarRecords}
+ * METADATA  (6): Prometheus' metadata payload, see {@link MetadataRecords}
  * </pre>
  *
  * <p>Stateless; the builder methods write into a caller-owned {@link ByteSink}.
@@ -61,6 +63,12 @@ public final class WalRecords {
 
     /** The source (Kafka) offset of the samples that follow; ignored unless a reader needs it. */
     default void source(long offset) {}
+
+    /** An exemplar of series {@code ref} (record type 4); ignored unless a reader needs it. */
+    default void exemplar(int ref, long t, double v, Labels labels) {}
+
+    /** A metric family's metadata (record type 6); ignored unless a reader needs it. */
+    default void metadata(MetadataRecords.Entry entry) {}
 
     /** A whole record of {@code bytes} bytes (header included) was read; for progress reporting. */
     default void recordRead(int bytes) {}
@@ -234,6 +242,8 @@ public final class WalRecords {
           throw new VisitorException(e);
         }
       }
+      case ExemplarRecords.TYPE -> ExemplarRecords.decode(in, v);
+      case MetadataRecords.TYPE -> MetadataRecords.decode(in, v);
       default -> throw new IllegalStateException("unknown record type " + type);
     }
     if (in.remaining() != 0) {
