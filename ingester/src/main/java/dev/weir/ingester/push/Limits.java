@@ -19,6 +19,8 @@ import java.time.Duration;
  *     bucket; zero keeps them forever
  * @param ingestionPartitionsTenantShardSize Kafka mode: how many ACTIVE partitions a tenant's
  *     series are shuffle-sharded over; 0 = all of them
+ * @param maxGlobalExemplarsPerUser most exemplars a tenant keeps in memory (in Kafka mode shared by
+ *     its partitions, like the series limit); 0 = exemplars are not stored
  */
 public record Limits(
     int maxLabelNamesPerSeries,
@@ -29,9 +31,27 @@ public record Limits(
     double ingestionRate,
     int ingestionBurstSize,
     Duration compactorBlocksRetentionPeriod,
-    int ingestionPartitionsTenantShardSize) {
+    int ingestionPartitionsTenantShardSize,
+    int maxGlobalExemplarsPerUser) {
+
+  /**
+   * Prometheus' default for {@code --storage.tsdb.max-exemplars}, not Mimir's 0 (disabled): Weir is
+   * often run for one or a few tenants, where exemplars should work as in Prometheus; at most
+   * ~200 bytes each (labels are at most 128 runes), that is ~20 MB per tenant. Many-tenant setups
+   * set 0 and enable them per tenant.
+   */
+  public static final int DEFAULT_MAX_EXEMPLARS = 100_000;
 
   public static final Limits DEFAULT = new Limits(30, 1024, 2048, Duration.ofMinutes(10), 150_000, 0, 200_000);
+
+  /** Limits with the default exemplar limit. */
+  public Limits(int maxLabelNamesPerSeries, int maxLabelNameLength, int maxLabelValueLength,
+      Duration creationGracePeriod, int maxGlobalSeriesPerUser, double ingestionRate, int ingestionBurstSize,
+      Duration compactorBlocksRetentionPeriod, int ingestionPartitionsTenantShardSize) {
+    this(maxLabelNamesPerSeries, maxLabelNameLength, maxLabelValueLength, creationGracePeriod, maxGlobalSeriesPerUser,
+        ingestionRate, ingestionBurstSize, compactorBlocksRetentionPeriod, ingestionPartitionsTenantShardSize,
+        DEFAULT_MAX_EXEMPLARS);
+  }
 
   /** Limits without shuffle sharding (every tenant on all partitions: the shard-size default). */
   public Limits(int maxLabelNamesPerSeries, int maxLabelNameLength, int maxLabelValueLength,
@@ -82,6 +102,9 @@ public record Limits(
     if (ingestionPartitionsTenantShardSize < 0) {
       throw new ConfigException("ingest-storage.ingestion-partition-tenant-shard-size must not be negative");
     }
+    if (maxGlobalExemplarsPerUser < 0) {
+      throw new ConfigException("ingester.max-global-exemplars-per-user must not be negative");
+    }
   }
 
   /** Flag definitions for {@link Limits}. */
@@ -95,6 +118,7 @@ public record Limits(
     private final Flag<Integer> burst;
     private final Flag<Duration> retention;
     private final Flag<Integer> shardSize;
+    private final Flag<Integer> maxExemplars;
 
     public Flags(FlagSet fs) {
       maxLabelNames = fs.integer("validation.max-label-names-per-series", DEFAULT.maxLabelNamesPerSeries,
@@ -123,11 +147,15 @@ public record Limits(
           "Kafka mode: the number of ACTIVE partitions a tenant's series are written to, chosen per tenant by"
               + " shuffle sharding (per tenant: ingestion_partitions_tenant_shard_size in the runtime config); the"
               + " ingesters divide -ingester.max-global-series-per-user by it. 0 writes to all partitions.");
+      maxExemplars = fs.integer("ingester.max-global-exemplars-per-user", DEFAULT_MAX_EXEMPLARS,
+          "Most exemplars a tenant keeps in memory (per tenant: max_global_exemplars_per_user), in a ring that"
+              + " evicts the oldest; in Kafka mode shared by the tenant's partitions like the series limit."
+              + " 0 stores none (Mimir's default); the default is Prometheus' --storage.tsdb.max-exemplars.");
     }
 
     public Limits build() throws ConfigException {
       Limits l = new Limits(maxLabelNames.get(), maxNameLength.get(), maxValueLength.get(), grace.get(),
-          maxSeries.get(), rate.get(), burst.get(), retention.get(), shardSize.get());
+          maxSeries.get(), rate.get(), burst.get(), retention.get(), shardSize.get(), maxExemplars.get());
       l.validate();
       return l;
     }

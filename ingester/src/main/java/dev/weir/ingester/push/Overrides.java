@@ -30,6 +30,7 @@ import org.yaml.snakeyaml.error.YAMLException;
  *     max_label_value_length: 2048
  *     creation_grace_period: 10m
  *     ingestion_partitions_tenant_shard_size: 4
+ *     max_global_exemplars_per_user: 100000
  * </pre>
  *
  * <p>Immutable and thread-safe; {@link RuntimeConfig} swaps instances on reload.
@@ -122,6 +123,7 @@ public final class Overrides implements Function<String, Limits> {
         case "creation_grace_period" -> d.creationGracePeriod = Durations.parse(s);
         case "compactor_blocks_retention_period" -> d.compactorBlocksRetentionPeriod = Durations.parse(s);
         case "ingestion_partitions_tenant_shard_size" -> d.ingestionPartitionsTenantShardSize = Integer.parseInt(s);
+        case "max_global_exemplars_per_user" -> d.maxGlobalExemplarsPerUser = Integer.parseInt(s);
         default -> throw new ConfigException("runtime config " + file + ": unknown limit '" + key + "' for tenant '"
             + tenant + "'");
       }
@@ -143,6 +145,7 @@ public final class Overrides implements Function<String, Limits> {
     int ingestionBurstSize;
     Duration compactorBlocksRetentionPeriod;
     int ingestionPartitionsTenantShardSize;
+    int maxGlobalExemplarsPerUser;
 
     Draft(Limits l) {
       maxLabelNamesPerSeries = l.maxLabelNamesPerSeries();
@@ -154,12 +157,13 @@ public final class Overrides implements Function<String, Limits> {
       ingestionBurstSize = l.ingestionBurstSize();
       compactorBlocksRetentionPeriod = l.compactorBlocksRetentionPeriod();
       ingestionPartitionsTenantShardSize = l.ingestionPartitionsTenantShardSize();
+      maxGlobalExemplarsPerUser = l.maxGlobalExemplarsPerUser();
     }
 
     Limits build() {
       return new Limits(maxLabelNamesPerSeries, maxLabelNameLength, maxLabelValueLength, creationGracePeriod,
           maxGlobalSeriesPerUser, ingestionRate, ingestionBurstSize, compactorBlocksRetentionPeriod,
-          ingestionPartitionsTenantShardSize);
+          ingestionPartitionsTenantShardSize, maxGlobalExemplarsPerUser);
     }
   }
 }

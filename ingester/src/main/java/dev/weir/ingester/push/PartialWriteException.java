@@ -12,10 +12,22 @@ public final class PartialWriteException extends ClientErrorException {
   private static final long serialVersionUID = 1L;
 
   private final long refused;
+  private long refusedExemplars;
 
   public PartialWriteException(String reason, String message, long refused) {
     super(reason, message);
     this.refused = refused;
+  }
+
+  /** With the exemplars refused (which are not samples). */
+  public PartialWriteException(String reason, String message, long refused, long refusedExemplars) {
+    this(reason, message, refused);
+    this.refusedExemplars = refusedExemplars;
+  }
+
+  /** Exemplars refused (in this process; a remote ingester's refusals are not carried back). */
+  public long refusedExemplars() {
+    return refusedExemplars;
   }
 
   /** Samples plus histogram samples refused, each counted once. */

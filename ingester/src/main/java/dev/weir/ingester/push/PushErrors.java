@@ -17,6 +17,7 @@ public final class PushErrors {
   private @Nullable String firstReason;
   private int count;
   private long refused;
+  private long refusedExemplars;
 
   public PushErrors(String tenant, IngesterMetrics metrics, RateLimitedLog log) {
     this.tenant = tenant;
@@ -27,6 +28,13 @@ public final class PushErrors {
   public void add(String reason, int samples, String message) {
     metrics.discarded(tenant, reason, samples);
     refusedElsewhere(reason, samples, message);
+  }
+
+  /** Refused exemplars: counted by reason, reported like a refused sample (no sample is refused). */
+  public void exemplars(String reason, int exemplars, String message) {
+    metrics.discardedExemplars(tenant, reason, exemplars);
+    refusedExemplars += exemplars;
+    refusedElsewhere(reason, 0, message);
   }
 
   /**
@@ -58,6 +66,6 @@ public final class PushErrors {
     String msg = count > 1 ? first + " (and " + (count - 1) + " more errors in this request)" : first;
     log.warn("msg=\"push rejected in part\" user=" + tenant + " reason=" + firstReason + " errors=" + count
         + " first=\"" + first.replace("\"", "'") + "\"");
-    throw new PartialWriteException(firstReason, msg, refused);
+    throw new PartialWriteException(firstReason, msg, refused, refusedExemplars);
   }
 }
