@@ -3,6 +3,7 @@ package dev.weir.ingester;
 import dev.weir.ingester.api.IngesterGrpcService;
 import dev.weir.ingester.blockbuilder.BlockBuilderService;
 import dev.weir.ingester.api.JsonImport;
+import dev.weir.ingester.api.ExemplarsApi;
 import dev.weir.ingester.api.MetadataApi;
 import dev.weir.ingester.api.RemoteReadApi;
 import dev.weir.ingester.api.OtlpApi;
@@ -198,6 +199,12 @@ public final class Weir {
         return SeriesLimit.perPartition(l, r == null ? null : r.partitionRing());
       });
       tsdb.progressBoard(progress);
+      tsdb.exemplarLimits(tenant -> () -> {
+        Limits l = limits.apply(tenant);
+        InstanceRingService r = ringRef.get();
+        return !kafka ? l.maxGlobalExemplarsPerUser()
+            : SeriesLimit.perPartition(l.maxGlobalExemplarsPerUser(), l, r == null ? null : r.partitionRing());
+      });
       ingester = new Ingester(config.ingester(), tsdb, limits, ingesterMetrics, clock);
       list.add(ingester);
       if (config.shipper().enabled()) {
@@ -285,6 +292,7 @@ public final class Weir {
       new RemoteReadApi(local, config.tenants(), config.api(), fresh).register(router);
       new UserLag(UserLag.local(ingester, current, id), config.tenants(), clock).register(router);
       new MetadataApi(ingester::metadata, config.tenants()).register(router);
+      new ExemplarsApi(ingester::exemplars, config.tenants()).register(router);
     }
     new JsonImport(push, config.tenants()).register(router);
     new RemoteWriteApi(push, config.tenants(), config.api(), ingesterMetrics).register(router);
@@ -441,6 +449,7 @@ public final class Weir {
     new RemoteReadApi(querier, config.tenants(), config.api(), fresh).register(router);
     new UserLag(querier::userLag, config.tenants(), clock).register(router);
     new MetadataApi(querier::metadata, config.tenants()).register(router);
+    new ExemplarsApi(querier::exemplars, config.tenants()).register(router);
     RingPages.PartitionLag lag = RingPages.PartitionLag.UNKNOWN;
     List<AutoCloseable> closeables = new ArrayList<>();
     if (config.ingest().enabled()) {

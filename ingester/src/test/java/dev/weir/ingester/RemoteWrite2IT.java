@@ -75,11 +75,13 @@ class RemoteWrite2IT {
   void aFullRequestStoresItsFloatsAndMetadataAndSaysExactlyWhatWasWritten() throws Exception {
     long base = System.currentTimeMillis() - 120_000;
     Resp r = writeV2(weir.httpUrl(), "full", Rw2Requests.fullRequest(base).build());
-    // Every float sample and both native histograms are stored.
-    assertThat(r.status()).as(r.text()).isEqualTo(204);
+    // Every float sample, both native histograms and the valid exemplar are stored; the exemplar
+    // without labels or timestamp is refused, named in the 400.
+    assertThat(r.status()).as(r.text()).isEqualTo(400);
+    assertThat(r.text()).contains("exemplar");
     assertThat(r.samples()).isEqualTo(3);
     assertThat(r.histograms()).isEqualTo(2);
-    assertThat(r.exemplars()).isZero();
+    assertThat(r.exemplars()).as("one valid exemplar; the one without labels or timestamp is refused").isEqualTo(1);
     Map<String, ExportClient.Series> stored = new ExportClient(weir.httpUrl()).export("full", "{job=\"api\"}");
     assertThat(stored.keySet()).containsExactlyInAnyOrder(
         "{__name__=\"http_requests_total\",code=\"200\",job=\"api\"}",

@@ -93,6 +93,29 @@ public final class IngesterGrpcService extends QueryingIngesterService {
   }
 
   @Override
+  public void queryExemplars(dev.weir.proto.ingester.ExemplarQueryRequest request,
+      StreamObserver<dev.weir.proto.ingester.ExemplarQueryResponse> out) {
+    Ingester i = ingester;
+    if (i == null) {
+      out.onError(Status.UNIMPLEMENTED.withDescription("this process runs no ingester (--target=distributor):"
+          + " query an ingester").asRuntimeException());
+      return;
+    }
+    try {
+      String tenant = GrpcInterceptors.TENANT.get();
+      java.util.List<java.util.List<dev.weir.storage.tsdb.head.SeriesExemplars>> answers = new java.util.ArrayList<>();
+      for (dev.weir.proto.ingester.LabelMatchers m : request.getMatchersList()) {
+        answers.add(i.exemplars(tenant, request.getStartTimestampMs(), request.getEndTimestampMs(),
+            Matchers.fromProto(m.getMatchersList())));
+      }
+      out.onNext(ExemplarProtos.toResponse(ExemplarsApi.merge(answers)));
+      out.onCompleted();
+    } catch (RuntimeException e) {
+      out.onError(GrpcStatuses.toStatus(e));
+    }
+  }
+
+  @Override
   public void push(WriteRequest request, StreamObserver<WriteResponse> out) {
     try {
       long samples = 0;

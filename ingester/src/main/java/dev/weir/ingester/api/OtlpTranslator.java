@@ -57,7 +57,10 @@ import org.jspecify.annotations.Nullable;
  *       ({@code otlp_invalid_metric}).
  * </ul>
  *
- * Exemplars and start (created) timestamps are not kept. Stateless and thread-safe.
+ * Exemplars of number and histogram points are kept as Prometheus' translator keeps them: labels
+ * {@code trace_id} and {@code span_id} (lower-case hex, when set) plus the filtered attributes;
+ * a histogram's exemplar goes to the first bucket whose bound is at least its value ({@code
+ * +Inf} otherwise). Start (created) timestamps are not kept. Stateless and thread-safe.
  */
 public final class OtlpTranslator {
   /** Prometheus' stale marker: a NaN with this exact bit pattern. */
@@ -290,8 +293,55 @@ public final class OtlpTranslator {
       default -> p.getAsDouble();
     };
     long t = millis(p.getTimeUnixNano());
-    out.addTimeseries(series(name, resource, attributes(p.getAttributesList()), t, value(v, p.getFlags())));
+    TimeSeries ts = series(name, resource, attributes(p.getAttributesList()), t, value(v, p.getFlags()));
+    if (p.getExemplarsCount() > 0) {
+      TimeSeries.Builder b = ts.toBuilder();
+      p.getExemplarsList().forEach(e -> b.addExemplars(exemplar(e)));
+      ts = b.build();
+    }
+    out.addTimeseries(ts);
     return t;
+  }
+
+  /** An OTLP exemplar as Prometheus' translator writes it. */
+  private static dev.weir.proto.prompb.Exemplar exemplar(io.opentelemetry.proto.metrics.v1.Exemplar e) {
+    dev.weir.proto.prompb.Exemplar.Builder b = dev.weir.proto.prompb.Exemplar.newBuilder()
+        .setTimestamp(millis(e.getTimeUnixNano()))
+        .setValue(e.getValueCase() == io.opentelemetry.proto.metrics.v1.Exemplar.ValueCase.AS_INT ? e.getAsInt()
+            : e.getAsDouble());
+    Map<String, String> labels = attributes(e.getFilteredAttributesList());
+    if (!e.getTraceId().isEmpty()) {
+      labels.put("trace_id", java.util.HexFormat.of().formatHex(e.getTraceId().toByteArray()));
+    }
+    if (!e.getSpanId().isEmpty()) {
+      labels.put("span_id", java.util.HexFormat.of().formatHex(e.getSpanId().toByteArray()));
+    }
+    labels.forEach((k, v) -> b.addLabels(Label.newBuilder().setName(k).setValue(v)));
+    return b.build();
+  }
+
+  /** The bucket (index into the bounds; bounds count = +Inf) an exemplar of this value belongs to. */
+  private static int bucketOf(HistogramDataPoint p, double v) {
+    for (int i = 0; i < p.getExplicitBoundsCount(); i++) {
+      if (v <= p.getExplicitBounds(i)) {
+        return i;
+      }
+    }
+    return p.getExplicitBoundsCount();
+  }
+
+  /** {@code ts} with the exemplars of bucket {@code bucket} (-1: all of them, when the point has no buckets). */
+  private static TimeSeries withExemplars(TimeSeries ts, HistogramDataPoint p, int bucket) {
+    TimeSeries.Builder b = null;
+    for (io.opentelemetry.proto.metrics.v1.Exemplar e : p.getExemplarsList()) {
+      double v = e.getValueCase() == io.opentelemetry.proto.metrics.v1.Exemplar.ValueCase.AS_INT ? e.getAsInt()
+          : e.getAsDouble();
+      if (bucket < 0 || bucketOf(p, v) == bucket) {
+        b = b == null ? ts.toBuilder() : b;
+        b.addExemplars(exemplar(e));
+      }
+    }
+    return b == null ? ts : b.build();
   }
 
   private long histogram(WriteRequest.Builder out, String name, Map<String, String> resource, HistogramDataPoint p) {
@@ -303,11 +353,12 @@ public final class OtlpTranslator {
       cumulative += p.getBucketCounts(i);
       Map<String, String> withLe = new TreeMap<>(attrs);
       withLe.put("le", le(p.getExplicitBounds(i)));
-      out.addTimeseries(series(name + "_bucket", resource, withLe, t, value(cumulative, flags)));
+      out.addTimeseries(withExemplars(series(name + "_bucket", resource, withLe, t, value(cumulative, flags)), p, i));
     }
     Map<String, String> inf = new TreeMap<>(attrs);
     inf.put("le", "+Inf");
-    out.addTimeseries(series(name + "_bucket", resource, inf, t, value(p.getCount(), flags)));
+    out.addTimeseries(withExemplars(series(name + "_bucket", resource, inf, t, value(p.getCount(), flags)), p,
+        p.getBucketCountsCount() > 0 ? p.getExplicitBoundsCount() : -1));
     if (p.hasSum()) {
       out.addTimeseries(series(name + "_sum", resource, attrs, t, value(p.getSum(), flags)));
     }

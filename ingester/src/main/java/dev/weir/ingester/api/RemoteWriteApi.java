@@ -37,8 +37,9 @@ import org.slf4j.LoggerFactory;
  * labels_refs} length or an inconsistent histogram is refused on its own (counted under its
  * reason in {@code weir_discarded_samples_total}); the rest of the request is stored. Native
  * histograms are stored (the histograms header counts those the push did not refuse, also behind
- * a forwarding distributor through the {@code weir-refused-histograms} trailer); exemplars are
- * not stored yet (as for 1.0), so that header says 0; created
+ * a forwarding distributor through the {@code weir-refused-histograms} trailer); exemplars written
+ * are those sent less those refused here (an ingester behind a classic distributor does not report
+ * its exemplar refusals back); created
  * timestamps are read and ignored, as Prometheus does without its created-timestamp-zero-ingestion
  * feature.
  *
@@ -149,6 +150,7 @@ public final class RemoteWriteApi {
     limits.checkWriteRequest(batch.size(), batch.samples());
     long refusedBehind = 0;
     long histogramsRefusedBehind = 0;
+    long exemplarsRefused = 0;
     Map<Integer, Long> produced = Map.of();
     try {
       if (batch.size() > 0 || !batch.metadata().isEmpty()) {
@@ -157,37 +159,33 @@ public final class RemoteWriteApi {
     } catch (PartialWriteException e) {
       refusedBehind = e.refused();
       histogramsRefusedBehind = e.refusedHistograms();
+      exemplarsRefused = e.refusedExemplars();
       errors.refusedElsewhere(e.reason(), e.refused(), e.getMessage());
     } catch (ClientErrorException e) {
       // Refused whole (rate limit, a process that takes no pushes): nothing was written.
-      respondV2(ex, e.httpStatus(), e.getMessage(), 0, 0);
+      respondV2(ex, e.httpStatus(), e.getMessage(), 0, 0, 0, Map.of());
       return;
     }
     // The push counts refused histogram samples apart from the refused samples that include them.
     long histogramsRefused = Math.min(batch.histogramSamples(), histogramsRefusedBehind);
     long samplesWritten = Math.max(0, batch.floatSamples() - (refusedBehind - histogramsRefused));
     long histogramsWritten = batch.histogramSamples() - histogramsRefused;
+    long exemplarsWritten = Math.max(0, batch.exemplars() - exemplarsRefused);
     try {
       errors.throwIfAny();
     } catch (PartialWriteException e) {
-      respondV2(ex, 400, e.getMessage(), samplesWritten, histogramsWritten);
+      respondV2(ex, 400, e.getMessage(), samplesWritten, histogramsWritten, exemplarsWritten, Map.of());
       return;
     }
-    respondV2(ex, 204, null, samplesWritten, histogramsWritten, producedHeader(produced));
+    respondV2(ex, 204, null, samplesWritten, histogramsWritten, exemplarsWritten, producedHeader(produced));
   }
 
   private static void respondV2(HttpExchange ex, int status, @Nullable String message, long samples,
-      long histograms) {
-    respondV2(ex, status, message, samples, histograms, Map.of());
-  }
-
-  private static void respondV2(HttpExchange ex, int status, @Nullable String message, long samples,
-      long histograms, Map<String, String> extraHeaders) {
-    // Exemplars are not stored yet (the 1.0 path skips them too).
+      long histograms, long exemplars, Map<String, String> extraHeaders) {
     Map<String, String> headers = new java.util.HashMap<>(extraHeaders);
     headers.put(SAMPLES_WRITTEN, Long.toString(samples));
     headers.put(HISTOGRAMS_WRITTEN, Long.toString(histograms));
-    headers.put(EXEMPLARS_WRITTEN, "0");
+    headers.put(EXEMPLARS_WRITTEN, Long.toString(exemplars));
     byte[] body = message == null ? new byte[0] : (message + "\n").getBytes(StandardCharsets.UTF_8);
     ex.respond(status, "text/plain; charset=utf-8", body, headers);
   }

@@ -75,7 +75,20 @@ final class SeriesRouter {
           clean.addHistograms(ok == d.histogram() ? h : HistogramProtos.toProto(ok, h.getTimestamp()));
         }
       }
-      if (clean.getSamplesCount() == 0 && clean.getHistogramsCount() == 0) {
+      if (ts.getExemplarsCount() > 0 && limits.maxGlobalExemplarsPerUser() > 0) {
+        // Validated here too, so a Kafka-mode client hears about a refused exemplar; the
+        // ingester checks its age and order against its head.
+        for (dev.weir.proto.prompb.Exemplar e : ts.getExemplarsList()) {
+          try {
+            dev.weir.ingester.push.ExemplarValidator.check(dev.weir.ingester.push.ExemplarValidator.of(e), labels,
+                Long.MIN_VALUE, maxTime);
+            clean.addExemplars(e);
+          } catch (ClientErrorException ex) {
+            errors.exemplars(ex.reason(), 1, ex.getMessage());
+          }
+        }
+      }
+      if (clean.getSamplesCount() == 0 && clean.getHistogramsCount() == 0 && clean.getExemplarsCount() == 0) {
         continue;
       }
       K dest = destination.apply(SeriesHash.of(tenant, labels.pairsUnsafe()));

@@ -46,10 +46,6 @@ public final class Ingester implements Service, PushHandler {
   private final Function<String, Limits> limits;
   private final IngesterMetrics metrics;
   private final LongSupplier wallClock;
-  /** Tenant → metric family → latest metadata (kept in memory; Prometheus resends it every minute). */
-  private final java.util.concurrent.ConcurrentHashMap<String,
-      java.util.concurrent.ConcurrentSkipListMap<String, dev.weir.proto.prompb.MetricMetadata>> metadata =
-      new java.util.concurrent.ConcurrentHashMap<>();
   private final RateLimitedLog clientErrorLog =
       new RateLimitedLog(log, TimeUnit.SECONDS.toNanos(1), System::nanoTime);
 
@@ -137,8 +133,11 @@ public final class Ingester implements Service, PushHandler {
       if (ts.getHistogramsCount() > 0) {
         appendHistograms(app, created, labels, new ProtoHistograms(ts), l, maxTime, errors);
       }
+      if (ts.getExemplarsCount() > 0) {
+        appendExemplars(sc, created, labels, ts.getExemplarsCount(), i -> wireExemplar(ts.getExemplars(i)));
+      }
     }
-    finish(tenant, app.commit(durable), request.getMetadataList(), errors, false);
+    finish(tenant, sc, app.commit(durable), request.getMetadataList(), errors, false, durable);
   }
 
   @Override
@@ -177,8 +176,9 @@ public final class Ingester implements Service, PushHandler {
         throw new ClientErrorException("bad_data", "the request is not a valid remote write request"
             + " (prometheus.WriteRequest): series " + k + ": " + e.getMessage());
       }
-      if (ws.isV2() && ws.samples() == 0 && ws.histograms() == 0) {
-        continue; // a 2.0 series carrying only metadata or exemplars (the batch's metadata holds it)
+      if (ws.isV2() && ws.samples() == 0 && ws.histograms() == 0
+          && (ws.exemplars() == 0 || l.maxGlobalExemplarsPerUser() == 0)) {
+        continue; // a 2.0 series carrying only metadata (the batch's metadata holds it) or unstored exemplars
       }
       MemSeries series = null;
       if (ws.hasKey() && ws.labelCount() <= l.maxLabelNamesPerSeries() && ws.maxNameLength() <= l.maxLabelNameLength()
@@ -207,22 +207,68 @@ public final class Ingester implements Service, PushHandler {
       if (ws.histograms() > 0) {
         appendHistograms(app, created, labels, new WireHistograms(ws), l, maxTime, errors);
       }
+      if (ws.exemplars() > 0) {
+        try {
+          appendExemplars(sc, created, labels, ws.exemplars(), ws::exemplar);
+        } catch (WireFormatException e) {
+          errors.exemplars("bad_data", ws.exemplars(), "an exemplar is not valid: " + e.getMessage() + ", series: '"
+              + Validator.seriesText(labels) + "'");
+        }
+      }
     }
     if (sourceOffset >= 0) {
       app.source(sourceOffset);
     }
-    finish(tenant, app.commit(durable), batch.metadata(), errors, sourceOffset >= 0 && sourceOffset <= reReadUpTo);
+    finish(tenant, sc, app.commit(durable), batch.metadata(), errors, sourceOffset >= 0 && sourceOffset <= reReadUpTo,
+        durable);
   }
 
   /** What one push works with: the tenant's limits and head, an appender, its errors, the newest time allowed. */
-  private record Scope(Limits limits, Appender app, PushErrors errors, long maxTime) {}
+  private record Scope(Limits limits, TenantHead head, Appender app, PushErrors errors, long maxTime) {}
 
   private Scope begin(String tenant) {
     Limits l = limits.apply(tenant);
     TenantHead head = tsdb.head(tenant);
     metrics.tenantHead(head);
-    return new Scope(l, head.appender(), new PushErrors(tenant, metrics, clientErrorLog),
+    return new Scope(l, head, head.appender(), new PushErrors(tenant, metrics, clientErrorLog),
         wallClock.getAsLong() + l.creationGracePeriod().toMillis());
+  }
+
+  private static WireSeries.WireExemplar wireExemplar(dev.weir.proto.prompb.Exemplar e) {
+    return ExemplarValidator.of(e);
+  }
+
+  /**
+   * Validates a series' exemplars ({@link ExemplarValidator}) and adds the valid ones to the
+   * appender; the series is created for them when the request brought it no sample (Prometheus
+   * sends exemplars in series entries of their own). Nothing is stored when the tenant's exemplar
+   * limit is 0 (as Mimir's distributor drops them).
+   */
+  private static void appendExemplars(Scope sc, @Nullable MemSeries known, Labels labels, int n,
+      java.util.function.IntFunction<WireSeries.WireExemplar> get) {
+    if (sc.limits().maxGlobalExemplarsPerUser() == 0) {
+      return;
+    }
+    MemSeries series = known;
+    long minTime = sc.head().minValidTime();
+    for (int i = 0; i < n; i++) {
+      dev.weir.storage.tsdb.head.Exemplar e;
+      try {
+        e = ExemplarValidator.check(get.apply(i), labels, minTime, sc.maxTime());
+      } catch (ClientErrorException ex) {
+        sc.errors().exemplars(ex.reason(), 1, ex.getMessage());
+        continue;
+      }
+      if (series == null) {
+        try {
+          series = sc.app().series(labels);
+        } catch (ClientErrorException ex) {
+          sc.errors().exemplars(ex.reason(), n - i, ex.getMessage());
+          return;
+        }
+      }
+      sc.app().exemplar(series, e);
+    }
   }
 
   /**
@@ -355,14 +401,18 @@ public final class Ingester implements Service, PushHandler {
    * duplicate timestamp: its samples are in the head or already in a block) were counted when it
    * was first read; they count as duplicates now.
    */
-  private void finish(String tenant, CommitResult r, List<dev.weir.proto.prompb.MetricMetadata> meta,
-      PushErrors errors, boolean reRead) {
+  private void finish(String tenant, Scope sc, CommitResult r, List<dev.weir.proto.prompb.MetricMetadata> meta,
+      PushErrors errors, boolean reRead, boolean durable) {
     if (!meta.isEmpty()) {
-      var byFamily = metadata.computeIfAbsent(tenant, t -> new java.util.concurrent.ConcurrentSkipListMap<>());
-      for (dev.weir.proto.prompb.MetricMetadata m : meta) {
-        if (!m.getMetricFamilyName().isEmpty()) {
-          byFamily.put(m.getMetricFamilyName(), m);
-        }
+      sc.head().metadata().commit(meta, durable);
+    }
+    var ex = sc.app().exemplarResult();
+    if (ex != null) {
+      metrics.ingestedExemplars(tenant, ex.added());
+      if (ex.outOfOrder() > 0 && !reRead) {
+        errors.exemplars("exemplar_out_of_order", ex.outOfOrder(), "received " + ex.outOfOrder() + " out-of-order"
+            + " exemplar(s): an exemplar must be newer than its series' newest one, series: '"
+            + (ex.firstOutOfOrder() == null ? "" : Validator.seriesText(ex.firstOutOfOrder())) + "'");
       }
     }
     int reReadRejections = 0;
@@ -382,8 +432,15 @@ public final class Ingester implements Service, PushHandler {
 
   /** The tenant's metric metadata by family name, sorted. */
   public java.util.SortedMap<String, dev.weir.proto.prompb.MetricMetadata> metadata(String tenant) {
-    var m = metadata.get(tenant);
-    return m == null ? java.util.Collections.emptySortedMap() : m;
+    TenantDb db = tsdb.existing(tenant);
+    return db == null ? java.util.Collections.emptySortedMap() : db.head().metadata().all();
+  }
+
+  /** Exemplars in {@code [mint, maxt]} of the series matching all matchers, in label order. */
+  public List<dev.weir.storage.tsdb.head.SeriesExemplars> exemplars(String tenant, long mint, long maxt,
+      List<Matcher> matchers) {
+    TenantDb db = tsdb.existing(tenant);
+    return db == null ? List.of() : db.head().exemplars().select(mint, maxt, matchers);
   }
 
   /** Series matching all matchers with chunks overlapping {@code [mint, maxt]}, sorted. */

@@ -64,11 +64,32 @@ public final class IngesterMetrics {
     }
   }
 
+  /** Counts exemplars refused for a client-error reason (lazily registered, like the sample counter). */
+  public void discardedExemplars(String tenant, String reason, int n) {
+    if (n > 0) {
+      discarded.computeIfAbsent(tenant + '\u0001' + reason, k -> Counter.builder("weir.discarded.exemplars")
+          .description("Exemplars discarded as client errors, by reason.")
+          .tag("reason", reason).tag("user", tenant).register(registry)).increment(n);
+    }
+  }
+
+  /** Counts exemplars stored in the head. */
+  public void ingestedExemplars(String tenant, int n) {
+    if (n > 0) {
+      discarded.computeIfAbsent(tenant + '\u0002', k -> Counter.builder("weir.ingester.ingested.exemplars")
+          .description("Exemplars stored in the head (resends of a stored exemplar not counted).")
+          .tag("user", tenant).register(registry)).increment(n);
+    }
+  }
+
   /** Registers the per-tenant series gauges the first time a tenant writes. */
   void tenantHead(TenantHead head) {
     tenantGauges.computeIfAbsent(head.tenant(), t -> {
       Gauge.builder("weir.ingester.memory.series", head, TenantHead::numSeries)
           .description("Series in the head.")
+          .tag("user", t).register(registry);
+      Gauge.builder("weir.ingester.exemplars.in.storage", head, h -> h.exemplars().size())
+          .description("Exemplars held in the tenant's ring (at most its max_global_exemplars_per_user share).")
           .tag("user", t).register(registry);
       Gauge.builder("weir.ingester.active.series", head,
               h -> h.activeSeries(wallClock.getAsLong() - activeIdleMillis))

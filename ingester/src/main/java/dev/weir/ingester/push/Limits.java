@@ -24,6 +24,8 @@ import java.time.Duration;
  * @param reduceNativeHistogramOverMaxBuckets above that limit, lower the histogram's resolution
  *     until it fits (true) instead of refusing it
  * @param nativeHistogramsIngestionEnabled whether native histogram samples are stored at all
+ * @param maxGlobalExemplarsPerUser most exemplars a tenant keeps in memory (in Kafka mode shared by
+ *     its partitions, like the series limit); 0 = exemplars are not stored
  */
 public record Limits(
     int maxLabelNamesPerSeries,
@@ -37,7 +39,8 @@ public record Limits(
     int ingestionPartitionsTenantShardSize,
     int maxNativeHistogramBuckets,
     boolean reduceNativeHistogramOverMaxBuckets,
-    boolean nativeHistogramsIngestionEnabled) {
+    boolean nativeHistogramsIngestionEnabled,
+    int maxGlobalExemplarsPerUser) {
 
   /** Native histograms are stored, without a bucket limit, reduced when a limit is set (Mimir's defaults apart from enabled). */
   public Limits(int maxLabelNamesPerSeries, int maxLabelNameLength, int maxLabelValueLength,
@@ -45,15 +48,23 @@ public record Limits(
       Duration compactorBlocksRetentionPeriod, int ingestionPartitionsTenantShardSize) {
     this(maxLabelNamesPerSeries, maxLabelNameLength, maxLabelValueLength, creationGracePeriod, maxGlobalSeriesPerUser,
         ingestionRate, ingestionBurstSize, compactorBlocksRetentionPeriod, ingestionPartitionsTenantShardSize, 0, true,
-        true);
+        true, DEFAULT_MAX_EXEMPLARS);
   }
 
   /** These limits with other native histogram limits. */
   public Limits withNativeHistograms(int maxBuckets, boolean reduceOverMax, boolean ingestionEnabled) {
     return new Limits(maxLabelNamesPerSeries, maxLabelNameLength, maxLabelValueLength, creationGracePeriod,
         maxGlobalSeriesPerUser, ingestionRate, ingestionBurstSize, compactorBlocksRetentionPeriod,
-        ingestionPartitionsTenantShardSize, maxBuckets, reduceOverMax, ingestionEnabled);
+        ingestionPartitionsTenantShardSize, maxBuckets, reduceOverMax, ingestionEnabled, maxGlobalExemplarsPerUser);
   }
+
+  /**
+   * Prometheus' default for {@code --storage.tsdb.max-exemplars}, not Mimir's 0 (disabled): Weir is
+   * often run for one or a few tenants, where exemplars should work as in Prometheus; at most
+   * ~200 bytes each (labels are at most 128 runes), that is ~20 MB per tenant. Many-tenant setups
+   * set 0 and enable them per tenant.
+   */
+  public static final int DEFAULT_MAX_EXEMPLARS = 100_000;
 
   public static final Limits DEFAULT = new Limits(30, 1024, 2048, Duration.ofMinutes(10), 150_000, 0, 200_000);
 
@@ -109,6 +120,9 @@ public record Limits(
     if (maxNativeHistogramBuckets < 0) {
       throw new ConfigException("validation.max-native-histogram-buckets must not be negative");
     }
+    if (maxGlobalExemplarsPerUser < 0) {
+      throw new ConfigException("ingester.max-global-exemplars-per-user must not be negative");
+    }
   }
 
   /** Flag definitions for {@link Limits}. */
@@ -125,6 +139,7 @@ public record Limits(
     private final Flag<Integer> maxHistogramBuckets;
     private final Flag<Boolean> reduceHistograms;
     private final Flag<Boolean> histogramsEnabled;
+    private final Flag<Integer> maxExemplars;
 
     public Flags(FlagSet fs) {
       maxLabelNames = fs.integer("validation.max-label-names-per-series", DEFAULT.maxLabelNamesPerSeries,
@@ -166,12 +181,16 @@ public record Limits(
           "Store native histogram samples (per tenant: native_histograms_ingestion_enabled). Enabled by default:"
               + " a client sends them only when its operator asked for it (send_native_histograms), and Weir"
               + " stores, queries and compacts them; false refuses them as native_histograms_disabled.");
+      maxExemplars = fs.integer("ingester.max-global-exemplars-per-user", DEFAULT_MAX_EXEMPLARS,
+          "Most exemplars a tenant keeps in memory (per tenant: max_global_exemplars_per_user), in a ring that"
+              + " evicts the oldest; in Kafka mode shared by the tenant's partitions like the series limit."
+              + " 0 stores none (Mimir's default); the default is Prometheus' --storage.tsdb.max-exemplars.");
     }
 
     public Limits build() throws ConfigException {
       Limits l = new Limits(maxLabelNames.get(), maxNameLength.get(), maxValueLength.get(), grace.get(),
           maxSeries.get(), rate.get(), burst.get(), retention.get(), shardSize.get(), maxHistogramBuckets.get(),
-          reduceHistograms.get(), histogramsEnabled.get());
+          reduceHistograms.get(), histogramsEnabled.get(), maxExemplars.get());
       l.validate();
       return l;
     }

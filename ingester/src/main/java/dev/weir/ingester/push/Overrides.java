@@ -30,6 +30,7 @@ import org.yaml.snakeyaml.error.YAMLException;
  *     max_label_value_length: 2048
  *     creation_grace_period: 10m
  *     ingestion_partitions_tenant_shard_size: 4
+ *     max_global_exemplars_per_user: 100000
  * </pre>
  *
  * <p>Immutable and thread-safe; {@link RuntimeConfig} swaps instances on reload.
@@ -125,6 +126,7 @@ public final class Overrides implements Function<String, Limits> {
         case "max_native_histogram_buckets" -> d.maxNativeHistogramBuckets = Integer.parseInt(s);
         case "reduce_native_histogram_over_max_buckets" -> d.reduceNativeHistogramOverMaxBuckets = bool(s, key);
         case "native_histograms_ingestion_enabled" -> d.nativeHistogramsIngestionEnabled = bool(s, key);
+        case "max_global_exemplars_per_user" -> d.maxGlobalExemplarsPerUser = Integer.parseInt(s);
         default -> throw new ConfigException("runtime config " + file + ": unknown limit '" + key + "' for tenant '"
             + tenant + "'");
       }
@@ -157,6 +159,7 @@ public final class Overrides implements Function<String, Limits> {
     int maxNativeHistogramBuckets;
     boolean reduceNativeHistogramOverMaxBuckets;
     boolean nativeHistogramsIngestionEnabled;
+    int maxGlobalExemplarsPerUser;
 
     Draft(Limits l) {
       maxLabelNamesPerSeries = l.maxLabelNamesPerSeries();
@@ -171,13 +174,14 @@ public final class Overrides implements Function<String, Limits> {
       maxNativeHistogramBuckets = l.maxNativeHistogramBuckets();
       reduceNativeHistogramOverMaxBuckets = l.reduceNativeHistogramOverMaxBuckets();
       nativeHistogramsIngestionEnabled = l.nativeHistogramsIngestionEnabled();
+      maxGlobalExemplarsPerUser = l.maxGlobalExemplarsPerUser();
     }
 
     Limits build() {
       return new Limits(maxLabelNamesPerSeries, maxLabelNameLength, maxLabelValueLength, creationGracePeriod,
           maxGlobalSeriesPerUser, ingestionRate, ingestionBurstSize, compactorBlocksRetentionPeriod,
           ingestionPartitionsTenantShardSize, maxNativeHistogramBuckets, reduceNativeHistogramOverMaxBuckets,
-          nativeHistogramsIngestionEnabled);
+          nativeHistogramsIngestionEnabled, maxGlobalExemplarsPerUser);
     }
   }
 }

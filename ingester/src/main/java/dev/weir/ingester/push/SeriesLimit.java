@@ -18,7 +18,11 @@ public final class SeriesLimit {
    * ({@code ring} null or without ACTIVE partition) the whole global limit applies.
    */
   public static int perPartition(Limits limits, @Nullable PartitionRing ring) {
-    int global = limits.maxGlobalSeriesPerUser();
+    return perPartition(limits.maxGlobalSeriesPerUser(), limits, ring);
+  }
+
+  /** The same division for another global limit ({@code max_global_exemplars_per_user}). */
+  public static int perPartition(int global, Limits limits, @Nullable PartitionRing ring) {
     if (global == 0) {
       return 0;
     }

@@ -272,6 +272,31 @@ public final class Querier implements ReadSource {
     return out;
   }
 
+  /**
+   * The tenant's exemplars of the series matching {@code selector} in {@code [mint, maxt]},
+   * gathered like {@link #metadata} from every ingester the querier reads (one healthy owner per
+   * partition in Kafka mode, with failover) and merged per series, each exemplar once.
+   */
+  public List<dev.weir.storage.tsdb.head.SeriesExemplars> exemplars(String tenant, long mint, long maxt,
+      List<dev.weir.storage.tsdb.labels.Matcher> selector) {
+    dev.weir.proto.ingester.ExemplarQueryRequest req = dev.weir.proto.ingester.ExemplarQueryRequest.newBuilder()
+        .setStartTimestampMs(mint).setEndTimestampMs(maxt)
+        .addMatchers(dev.weir.proto.ingester.LabelMatchers.newBuilder()
+            .addAllMatchers(dev.weir.ingester.api.Matchers.toProto(selector)))
+        .build();
+    List<SourceCalls.Call<dev.weir.proto.ingester.ExemplarQueryRequest>> planned = new ArrayList<>();
+    for (QuerySources.Target t : sources.ingesters()) {
+      planned.add(new SourceCalls.Call<>(t, INGESTER, req));
+    }
+    List<dev.weir.proto.ingester.ExemplarQueryResponse> answers = calls.all("QueryExemplars", tenant,
+        ReadLevel.EVENTUAL, planned, (stub, future, r) -> future.queryExemplars(r));
+    List<List<dev.weir.storage.tsdb.head.SeriesExemplars>> parts = new ArrayList<>();
+    for (dev.weir.proto.ingester.ExemplarQueryResponse a : answers) {
+      parts.add(dev.weir.ingester.api.ExemplarProtos.fromResponse(a));
+    }
+    return dev.weir.ingester.api.ExemplarsApi.merge(parts);
+  }
+
   /** A merged series as XOR chunks of at most {@link #SAMPLES_PER_CHUNK} samples. */
   static SeriesChunks chunks(SeriesMerger.Series s) {
     List<ChunkData> chunks = new ArrayList<>();

@@ -200,4 +200,39 @@ class OtlpTranslatorTest {
     assertThat(OtlpTranslator.le(10.0)).isEqualTo("10");
     assertThat(OtlpTranslator.le(1e-9)).isEqualTo("0.000000001");
   }
+
+  @Test
+  void exemplarsOfNumberPointsAndHistogramBucketsAreKeptAsPrometheusKeepsThem() {
+    io.opentelemetry.proto.metrics.v1.Exemplar slow = io.opentelemetry.proto.metrics.v1.Exemplar.newBuilder()
+        .setTimeUnixNano(NANOS).setAsDouble(7).setTraceId(com.google.protobuf.ByteString.copyFrom(new byte[] {1, 2}))
+        .setSpanId(com.google.protobuf.ByteString.copyFrom(new byte[] {(byte) 0xab})).addFilteredAttributes(
+            attr("user", "u1")).build();
+    io.opentelemetry.proto.metrics.v1.Exemplar huge = slow.toBuilder().setAsDouble(1e9).clearSpanId().build();
+    Metric h = Metric.newBuilder().setName("latency").setHistogram(Histogram.newBuilder()
+        .setAggregationTemporality(AggregationTemporality.AGGREGATION_TEMPORALITY_CUMULATIVE)
+        .addDataPoints(HistogramDataPoint.newBuilder().setTimeUnixNano(NANOS).setCount(3).addExplicitBounds(5)
+            .addExplicitBounds(10).addBucketCounts(1).addBucketCounts(1).addBucketCounts(1)
+            .addExemplars(slow).addExemplars(huge))).build();
+    Metric g = Metric.newBuilder().setName("temp").setGauge(Gauge.newBuilder().addDataPoints(point(3).toBuilder()
+        .addExemplars(slow.toBuilder().clearFilteredAttributes().setAsInt(3)))).build();
+    Map<String, String> byLe = new TreeMap<>();
+    for (TimeSeries ts : translator.translate(request(h, g)).request().getTimeseriesList()) {
+      String le = "";
+      String name = "";
+      for (Label l : ts.getLabelsList()) {
+        le = l.getName().equals("le") ? l.getValue() : le;
+        name = l.getName().equals("__name__") ? l.getValue() : name;
+      }
+      for (dev.weir.proto.prompb.Exemplar e : ts.getExemplarsList()) {
+        assertThat(e.getTimestamp()).isEqualTo(T);
+        StringBuilder sb = new StringBuilder();
+        e.getLabelsList().forEach(l -> sb.append(l.getName()).append('=').append(l.getValue()).append(' '));
+        byLe.merge(name + "/" + le, sb.toString().trim() + " v=" + e.getValue(), (a, b) -> a + "; " + b);
+      }
+    }
+    assertThat(byLe).containsExactly(
+        Map.entry("latency_bucket/+Inf", "trace_id=0102 user=u1 v=1.0E9"),
+        Map.entry("latency_bucket/10", "span_id=ab trace_id=0102 user=u1 v=7.0"),
+        Map.entry("temp/", "span_id=ab trace_id=0102 v=3.0"));
+  }
 }

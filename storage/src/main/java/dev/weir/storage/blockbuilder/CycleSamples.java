@@ -32,6 +32,8 @@ final class CycleSamples {
   static final int SAMPLES_PER_CHUNK = 120;
 
   private final Map<String, Map<Labels, Buffer>> tenants = new HashMap<>();
+  /** Per tenant the latest metadata per family seen in the cycle, for the blocks' side files. */
+  private final Map<String, Map<String, dev.weir.proto.prompb.MetricMetadata>> metadata = new HashMap<>();
   private long samples;
   private long histograms;
   private long invalidSeries;
@@ -93,6 +95,11 @@ final class CycleSamples {
 
   void add(String tenant, WriteRequest request) {
     Map<Labels, Buffer> series = tenants.computeIfAbsent(tenant, t -> new HashMap<>());
+    for (dev.weir.proto.prompb.MetricMetadata m : request.getMetadataList()) {
+      if (!m.getMetricFamilyName().isEmpty()) {
+        metadata.computeIfAbsent(tenant, t -> new HashMap<>()).put(m.getMetricFamilyName(), m);
+      }
+    }
     for (TimeSeries ts : request.getTimeseriesList()) {
       histograms += ts.getHistogramsCount();
       if (ts.getSamplesCount() == 0) {
@@ -174,6 +181,10 @@ final class CycleSamples {
         long[] mm = bounds.get(e.getKey());
         Path parent = staging.resolve(tenant);
         BlockMeta meta = BlockWriter.write(parent, id, mm[0], mm[1] + 1, e.getValue(), extraJson);
+        java.util.Set<String> names = new java.util.HashSet<>();
+        e.getValue().forEach(sc -> names.add(sc.labels().getOrEmpty(Labels.METRIC_NAME)));
+        dev.weir.storage.tsdb.MetadataFile.write(parent.resolve(id), dev.weir.storage.tsdb.head.HeadMetadata.forNames(
+            metadata.getOrDefault(tenant, Map.of()), names::contains));
         out.add(new Built(tenant, id, parent.resolve(id), meta));
       }
     }

@@ -82,9 +82,18 @@ public final class TenantDb {
   /** As the method above, telling {@code replayed} the bytes of each WAL record replayed. */
   static TenantDb open(String tenant, TsdbConfig config, TsdbMetrics metrics, Interner interner,
       LongSupplier wallClock, IntSupplier maxSeries, LongConsumer replayed) throws IOException, WalCorruptionException {
+    return open(tenant, config, metrics, interner, wallClock, maxSeries, () -> 0, replayed);
+  }
+
+  /** As above, with the tenant's exemplar limit ({@link TenantHead#exemplars()}). */
+  static TenantDb open(String tenant, TsdbConfig config, TsdbMetrics metrics, Interner interner,
+      LongSupplier wallClock, IntSupplier maxSeries, IntSupplier maxExemplars, LongConsumer replayed)
+      throws IOException, WalCorruptionException {
     TenantHead head = new TenantHead(tenant, config.head(), new HeadOptions(interner, wallClock, null, maxSeries));
+    head.exemplars().limit(maxExemplars);
     TenantDb db = new TenantDb(tenant, config, metrics, wallClock, head);
     db.loadBlocks();
+    db.loadBlockMetadata();
     long blocksEnd = db.blocks.stream().mapToLong(b -> b.meta().maxTime()).max().orElse(Long.MIN_VALUE);
     head.setMinValidTime(blocksEnd);
     long t0 = System.nanoTime();
@@ -113,6 +122,16 @@ public final class TenantDb {
         } else {
           unknown.incrementAndGet();
         }
+      }
+
+      @Override
+      public void exemplar(int ref, long t, double v, Labels labels) {
+        head.exemplars().replay(ref, t, v, labels);
+      }
+
+      @Override
+      public void metadata(dev.weir.storage.tsdb.wal.MetadataRecords.Entry entry) {
+        head.metadata().replay(entry);
       }
 
       @Override
@@ -156,6 +175,18 @@ public final class TenantDb {
       }
     }
     blocks.sort(Comparator.comparingLong(b -> b.meta().minTime()));
+  }
+
+  /** Metadata of the blocks' side files, oldest block first, so a newer block's entry wins. */
+  private void loadBlockMetadata() {
+    for (Block b : blocks) {
+      try {
+        head.metadata().load(MetadataFile.read(b.dir()));
+      } catch (IOException | RuntimeException e) {
+        log.warn("msg=\"block metadata side file unreadable, skipped\" user={} block={} err=\"{}\"", tenant,
+            b.meta().ulid(), e.toString());
+      }
+    }
   }
 
   public String tenant() {
@@ -220,6 +251,7 @@ public final class TenantDb {
       if (!data.isEmpty()) {
         String ulid = Ulid.random(wallClock.getAsLong());
         BlockWriter.write(config.blocksDir(tenant), ulid, start, end, data, HEAD_BLOCK_META);
+        writeMetadataFile(config.blocksDir(tenant).resolve(ulid), data);
         Block b = Block.open(config.blocksDir(tenant).resolve(ulid));
         blocks.add(b);
         blocks.sort(Comparator.comparingLong(x -> x.meta().minTime()));
@@ -234,6 +266,20 @@ public final class TenantDb {
     return written;
   }
 
+  /** The side file of the metadata of the block's families; a failure costs the file, not the block. */
+  private void writeMetadataFile(Path blockDir, List<SeriesChunks> data) {
+    java.util.Set<String> names = new java.util.HashSet<>();
+    for (SeriesChunks s : data) {
+      names.add(s.labels().getOrEmpty(Labels.METRIC_NAME));
+    }
+    try {
+      MetadataFile.write(blockDir, head.metadata().forNames(names::contains));
+    } catch (IOException e) {
+      log.warn("msg=\"block metadata side file not written\" user={} block={} err=\"{}\"", tenant,
+          blockDir.getFileName(), e.toString());
+    }
+  }
+
   private void checkpoint(long minTime, int removedSeries) {
     Wal w = wal;
     if (w == null) {
@@ -241,7 +287,10 @@ public final class TenantDb {
     }
     try {
       int last = w.roll();
-      Checkpoint.create(config.walDir(tenant), last, head::isLive, minTime, metrics.wal, tenant);
+      Checkpoint.create(config.walDir(tenant), last, head::isLive, minTime, metrics.wal, tenant, sink -> {
+        head.metadata().writeLive(sink);
+        head.exemplars().writeLive(sink);
+      });
       log.info("msg=\"WAL checkpointed\" user={} through_segment={} removed_series={}", tenant, last, removedSeries);
     } catch (IOException | WalCorruptionException e) {
       metrics.checkpointsFailed.increment();

@@ -51,6 +51,7 @@ public final class Tsdb implements AutoCloseable {
   private volatile RetentionGate retentionGate = RetentionGate.ALWAYS;
   private ReplayReport replayReport = new ReplayReport(java.util.Map.of());
   private volatile ProgressBoard progress = ProgressBoard.standard();
+  private volatile Function<String, IntSupplier> exemplarLimits = tenant -> () -> 0;
 
   /**
    * @param seriesLimits per tenant, the current maximum number of series (0: unlimited)
@@ -92,6 +93,14 @@ public final class Tsdb implements AutoCloseable {
     return total;
   }
 
+  /**
+   * Per tenant, the current maximum number of exemplars kept in memory (0: none); set before
+   * {@link #open()}. Without it no exemplar is stored.
+   */
+  public void exemplarLimits(Function<String, IntSupplier> limits) {
+    this.exemplarLimits = limits;
+  }
+
   /** Where {@link #open()} reports the WAL replay's progress (bytes of all tenants' WALs). */
   public void progressBoard(ProgressBoard board) {
     this.progress = board;
@@ -124,7 +133,7 @@ public final class Tsdb implements AutoCloseable {
         ? progress.begin(log, "WAL replay", "tenants=" + found.size(), "bytes", walBytes) : null;
     for (String tenant : found) {
       TenantDb db = TenantDb.open(tenant, config, metrics, interner, wallClock, seriesLimits.apply(tenant),
-          replay == null ? n -> {} : replay::add);
+          exemplarLimits.apply(tenant), replay == null ? n -> {} : replay::add);
       tenants.put(tenant, db);
       WalReader.Result r = db.replayResult();
       if (r != null) {
@@ -192,7 +201,7 @@ public final class Tsdb implements AutoCloseable {
     config.blocksDir(tenant); // refuses a tenant that would name a directory outside its root
     return tenants.computeIfAbsent(tenant, t -> {
       try {
-        return TenantDb.open(t, config, metrics, interner, wallClock, seriesLimits.apply(t));
+        return TenantDb.open(t, config, metrics, interner, wallClock, seriesLimits.apply(t), exemplarLimits.apply(t), n -> {});
       } catch (IOException e) {
         throw new ServerErrorException("cannot create storage for tenant " + t + ": " + e.getMessage(), e);
       } catch (WalCorruptionException e) {

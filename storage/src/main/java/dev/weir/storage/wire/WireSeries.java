@@ -33,6 +33,7 @@ import org.jspecify.annotations.Nullable;
 public final class WireSeries {
   private static final int TIME_SERIES_LABELS = 1;
   private static final int TIME_SERIES_SAMPLES = 2;
+  private static final int TIME_SERIES_EXEMPLARS = 3;
   private static final int TIME_SERIES_HISTOGRAMS = 4;
 
   private final ProtoReader r = new ProtoReader();
@@ -65,6 +66,8 @@ public final class WireSeries {
   private int[] refs = new int[32];
   private int refCount;
   private int exemplars;
+  /** Per exemplar: offset and length of its message. */
+  private int[] exemplarPos = new int[8];
   private long createdTimestamp;
   /** Symbol index of the {@code __name__} value, -1 when there is none (2.0 only). */
   private int nameRef;
@@ -108,11 +111,23 @@ public final class WireSeries {
       } else if (wt == ProtoReader.LEN && field == TIME_SERIES_HISTOGRAMS) {
         int s = r.lengthDelimited();
         histogram(s, r.pos - s);
+      } else if (wt == ProtoReader.LEN && field == TIME_SERIES_EXEMPLARS) {
+        int s = r.lengthDelimited();
+        addExemplar(s, r.pos - s);
       } else {
-        r.skip(wt); // exemplars and unknown fields
+        r.skip(wt); // unknown fields
       }
     }
     return this;
+  }
+
+  private void addExemplar(int off, int len) {
+    if (2 * exemplars + 2 > exemplarPos.length) {
+      exemplarPos = Arrays.copyOf(exemplarPos, exemplarPos.length * 2);
+    }
+    exemplarPos[2 * exemplars] = off;
+    exemplarPos[2 * exemplars + 1] = len;
+    exemplars++;
   }
 
   private void clear(byte[] b, int off, int len, @Nullable Symbols syms) {
@@ -184,7 +199,7 @@ public final class WireSeries {
         }
       } else if (field == 4 && wt == ProtoReader.LEN) {
         int s = r.lengthDelimited();
-        exemplars++;
+        addExemplar(s, r.pos - s);
         long bad = exemplarBadRef(s, r.pos - s, syms);
         badRef = badRef < 0 ? bad : badRef;
       } else if (field == 5 && wt == ProtoReader.LEN) {
@@ -368,8 +383,11 @@ public final class WireSeries {
       } else if (wt == ProtoReader.LEN && field == TIME_SERIES_HISTOGRAMS) {
         int s = r.lengthDelimited();
         histogram(s, r.pos - s);
+      } else if (wt == ProtoReader.LEN && field == TIME_SERIES_EXEMPLARS) {
+        int s = r.lengthDelimited();
+        addExemplar(s, r.pos - s);
       } else {
-        r.skip(wt); // labels (known), exemplars and unknown fields
+        r.skip(wt); // labels (known) and unknown fields
       }
     }
     return this;
@@ -534,9 +552,89 @@ public final class WireSeries {
     return histograms;
   }
 
-  /** Exemplars of a 2.0 series (1.0 series: 0, they are skipped unread). */
+  /** Exemplars of the series. */
   public int exemplars() {
     return exemplars;
+  }
+
+  /** One exemplar as sent: label name/value pairs in wire order, value, timestamp (0: none sent). */
+  public record WireExemplar(String[] pairs, double value, long timestamp) {}
+
+  /**
+   * Exemplar {@code i} of the series, decoded (labels resolved through the symbols for 2.0).
+   *
+   * @throws WireFormatException when a label is not valid UTF-8
+   */
+  public WireExemplar exemplar(int i) {
+    int off = exemplarPos[2 * i];
+    int len = exemplarPos[2 * i + 1];
+    ProtoReader e = new ProtoReader().reset(buf, off, len);
+    ProtoReader lab = new ProtoReader();
+    java.util.List<String> pairs = new java.util.ArrayList<>(4);
+    double value = 0;
+    long t = 0;
+    Symbols syms = symbols;
+    while (e.more()) {
+      int tag = e.tag();
+      int f = tag >>> 3;
+      int wt = tag & 7;
+      if (f == 1 && syms != null && (wt == ProtoReader.LEN || wt == ProtoReader.VARINT)) {
+        int end = e.pos;
+        if (wt == ProtoReader.LEN) {
+          int s = e.lengthDelimited();
+          end = e.pos;
+          e.pos = s;
+        }
+        do {
+          long ref = e.varint();
+          int ri = (int) ref;
+          pairs.add(utf8(syms.off(ri), syms.len(ri))); // references were checked by resetV2
+        } while (e.pos < end);
+      } else if (f == 1 && wt == ProtoReader.LEN) {
+        int s = e.lengthDelimited();
+        lab.reset(buf, s, e.pos - s);
+        String name = "";
+        String value1 = "";
+        while (lab.more()) {
+          int lt = lab.tag();
+          if ((lt & 7) == ProtoReader.LEN && (lt >>> 3) == 1) {
+            int ls = lab.lengthDelimited();
+            name = utf8(ls, lab.pos - ls);
+          } else if ((lt & 7) == ProtoReader.LEN && (lt >>> 3) == 2) {
+            int ls = lab.lengthDelimited();
+            value1 = utf8(ls, lab.pos - ls);
+          } else {
+            lab.skip(lt & 7);
+          }
+        }
+        pairs.add(name);
+        pairs.add(value1);
+      } else if (f == 2 && wt == ProtoReader.FIXED64) {
+        value = Double.longBitsToDouble(e.fixed64());
+      } else if (f == 3 && wt == ProtoReader.VARINT) {
+        t = e.varint();
+      } else {
+        e.skip(wt);
+      }
+    }
+    if (pairs.size() % 2 != 0) {
+      pairs.add("");
+    }
+    return new WireExemplar(pairs.toArray(new String[0]), value, t);
+  }
+
+  private static String utf8(byte[] b, int off, int len) {
+    CharsetDecoder d = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+        .onUnmappableCharacter(CodingErrorAction.REPORT);
+    try {
+      return d.decode(ByteBuffer.wrap(b, off, len)).toString();
+    } catch (CharacterCodingException ex) {
+      throw new WireFormatException("exemplar label is not valid UTF-8");
+    }
+  }
+
+  private String utf8(int off, int len) {
+    return utf8(buf, off, len);
   }
 
   /** A 2.0 series' created timestamp in ms, 0 when not set (or a 1.0 series). */

@@ -132,4 +132,27 @@ class BlockBuilderSinkTest {
     assertThat(BlockIds.of(1_796_000_000_000L, 2, 77, 1)).isEqualTo(BlockIds.of(1_796_000_000_000L, 2, 77, 1))
         .isNotEqualTo(BlockIds.of(1_796_000_000_000L, 2, 78, 1));
   }
+
+  @Test
+  void eachBlockCarriesTheMetadataOfItsFamiliesInASideFile() throws Exception {
+    FilesystemBucket bucket = new FilesystemBucket(dir.resolve("bucket"));
+    BatchSink.Batch b = sink(bucket).begin(0, 0, HOUR);
+    dev.weir.proto.prompb.MetricMetadata reqMeta = dev.weir.proto.prompb.MetricMetadata.newBuilder()
+        .setMetricFamilyName("req").setType(dev.weir.proto.prompb.MetricMetadata.MetricType.COUNTER).setHelp("h")
+        .build();
+    b.add("t1", req("req_total", HOUR, 1).toBuilder().addMetadata(reqMeta).addMetadata(reqMeta.toBuilder()
+        .setMetricFamilyName("absent")).build(), 0, HOUR);
+    b.add("t2", req("other", HOUR, 1), 1, HOUR);
+    b.flush(2);
+    b.close();
+    for (Bucket.BlockRef r : bucket.list()) {
+      java.util.SortedMap<String, dev.weir.proto.prompb.MetricMetadata> m =
+          dev.weir.storage.tsdb.MetadataFile.read(bucket.root().resolve(r.tenant()).resolve(r.id()));
+      if (r.tenant().equals("t1")) {
+        assertThat(m).containsOnlyKeys("req").containsEntry("req", reqMeta);
+      } else {
+        assertThat(m).as("no metadata, no side file").isEmpty();
+      }
+    }
+  }
 }

@@ -26,6 +26,10 @@ public final class Appender {
   private @org.jspecify.annotations.Nullable NativeHistogram @org.jspecify.annotations.Nullable [] histograms;
   private int size;
   private long source = -1;
+  private MemSeries[] exemplarSeries = new MemSeries[0];
+  private Exemplar[] exemplars = new Exemplar[0];
+  private int numExemplars;
+  private HeadExemplars.@org.jspecify.annotations.Nullable Result exemplarResult;
 
   Appender(TenantHead head) {
     this.head = head;
@@ -60,6 +64,22 @@ public final class Appender {
     timestamps[size] = t;
     values[size] = v;
     size++;
+  }
+
+  /** Adds an exemplar of {@code s}, stored by {@link #commit} after the samples (see {@link HeadExemplars}). */
+  public void exemplar(MemSeries s, Exemplar e) {
+    if (numExemplars == exemplars.length) {
+      int n = Math.max(8, numExemplars * 2);
+      exemplarSeries = Arrays.copyOf(exemplarSeries, n);
+      exemplars = Arrays.copyOf(exemplars, n);
+    }
+    exemplarSeries[numExemplars] = s;
+    exemplars[numExemplars++] = e;
+  }
+
+  /** What the last {@link #commit} did with its exemplars, or null when it had none. */
+  public HeadExemplars.@org.jspecify.annotations.Nullable Result exemplarResult() {
+    return exemplarResult;
   }
 
   /**
@@ -103,14 +123,22 @@ public final class Appender {
    *     nothing of the batch was stored then
    */
   public CommitResult commit(boolean durable) {
+    exemplarResult = null;
     try {
-      return head.commit(series, timestamps, values, histograms, size, durable, source);
+      CommitResult r = head.commit(series, timestamps, values, histograms, size, durable, source);
+      if (numExemplars > 0) {
+        exemplarResult = head.exemplars().commit(exemplarSeries, exemplars, numExemplars, durable);
+      }
+      return r;
     } finally {
       Arrays.fill(series, 0, size, null);
       if (histograms != null) {
         Arrays.fill(histograms, 0, size, null);
       }
+      Arrays.fill(exemplarSeries, 0, numExemplars, null);
+      Arrays.fill(exemplars, 0, numExemplars, null);
       size = 0;
+      numExemplars = 0;
       source = -1;
     }
   }

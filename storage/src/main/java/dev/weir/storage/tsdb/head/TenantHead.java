@@ -64,6 +64,8 @@ public final class TenantHead {
 
   /** Series created by replay, added to postings in ref order when replay finishes. */
   private @Nullable List<MemSeries> replayed;
+  private final HeadExemplars exemplars = new HeadExemplars(this);
+  private final HeadMetadata metadata = new HeadMetadata(this);
 
   public TenantHead(String tenant, HeadConfig config, HeadOptions options) {
     this(tenant, config, options, WalRecords.MAX_WRITE_PAYLOAD_BYTES);
@@ -98,6 +100,34 @@ public final class TenantHead {
     } finally {
       appendLock.unlock();
     }
+  }
+
+  /** The tenant's exemplars (stored, logged and queried apart from samples). */
+  public HeadExemplars exemplars() {
+    return exemplars;
+  }
+
+  /** The tenant's metric metadata by family. */
+  public HeadMetadata metadata() {
+    return metadata;
+  }
+
+  ReentrantLock appendLock() {
+    return appendLock;
+  }
+
+  int walRecordBytes() {
+    return walRecordBytes;
+  }
+
+  PostingsIndex postings() {
+    return postings;
+  }
+
+  /** The live series with this WAL ref (or alias), or null. */
+  @Nullable MemSeries byRef(int ref) {
+    MemSeries s = refs.get(ref);
+    return s != null ? s : aliases.get(ref);
   }
 
   public Appender appender() {

@@ -73,8 +73,19 @@ public final class Checkpoint {
    */
   public static Info create(Path walDir, int throughSegment, IntPredicate keepSeries, long minTime,
       WalMetrics metrics, String tenant) throws IOException, WalCorruptionException {
+    return create(walDir, throughSegment, keepSeries, minTime, metrics, tenant, sink -> {});
+  }
+
+  /**
+   * As above; {@code tail} then appends records taken from memory (the head's exemplars and
+   * metadata of live series) behind the filtered ones. Exemplar and metadata records of the old
+   * segments are not copied: the head's current state replaces them.
+   */
+  public static Info create(Path walDir, int throughSegment, IntPredicate keepSeries, long minTime,
+      WalMetrics metrics, String tenant, java.util.function.Consumer<ByteSink> tail)
+      throws IOException, WalCorruptionException {
     Info prev = latest(walDir);
-    Info made = publish(walDir, throughSegment, keepSeries, minTime, filter -> {
+    Info made = publish(walDir, throughSegment, keepSeries, minTime, tail, filter -> {
       if (prev != null) {
         WalReader.readStrict(prev.dir(), Wal.segments(prev.dir()), filter, metrics, tenant);
       }
@@ -109,16 +120,17 @@ public final class Checkpoint {
    */
   public static Info write(Path walDir, int index, Source source) throws IOException, WalCorruptionException {
     Files.createDirectories(walDir);
-    return publish(walDir, index, ref -> true, Long.MIN_VALUE, source);
+    return publish(walDir, index, ref -> true, Long.MIN_VALUE, sink -> {}, source);
   }
 
   /** Writes the checkpoint to a temporary directory, fsyncs it and renames it into place. */
-  private static Info publish(Path walDir, int index, IntPredicate keepSeries, long minTime, Source source)
+  private static Info publish(Path walDir, int index, IntPredicate keepSeries, long minTime,
+      java.util.function.Consumer<ByteSink> tail, Source source)
       throws IOException, WalCorruptionException {
     Path tmp = walDir.resolve(String.format("%s%08d.tmp", PREFIX, index));
     deleteRecursively(tmp);
     Files.createDirectories(tmp);
-    try (Filter filter = new Filter(Wal.segmentPath(tmp, 0), keepSeries, minTime)) {
+    try (Filter filter = new Filter(Wal.segmentPath(tmp, 0), keepSeries, minTime, tail)) {
       source.feed(filter);
     }
     Wal.syncDir(tmp); // the segment's directory entry, before the directory is published
@@ -160,11 +172,13 @@ public final class Checkpoint {
     private int numSamples;
     private long maxSource = -1;
     private final HistogramBatch histograms = new HistogramBatch();
+    private final java.util.function.Consumer<ByteSink> tail;
 
-    Filter(Path file, IntPredicate keep, long minTime) throws IOException {
+    Filter(Path file, IntPredicate keep, long minTime, java.util.function.Consumer<ByteSink> tail) throws IOException {
       this.out = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
       this.keep = keep;
       this.minTime = minTime;
+      this.tail = tail;
     }
 
     @Override
@@ -263,6 +277,8 @@ public final class Checkpoint {
           WalRecords.source(sink, maxSource);
           writeSink();
         }
+        tail.accept(sink);
+        writeSink();
       } catch (java.io.UncheckedIOException e) {
         throw e.getCause();
       }

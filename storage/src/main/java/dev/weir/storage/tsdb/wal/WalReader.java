@@ -258,6 +258,16 @@ public final class WalReader {
         out.maxSource = Math.max(out.maxSource, offset);
         visitor.source(offset);
       }
+
+      @Override
+      public void exemplar(int ref, long t, double value, dev.weir.storage.tsdb.labels.Labels labels) {
+        visitor.exemplar(ref, t, value, labels);
+      }
+
+      @Override
+      public void metadata(MetadataRecords.Entry entry) {
+        visitor.metadata(entry);
+      }
     };
     for (int i = 0; i < segments.size(); i++) {
       Path path = Wal.segmentPath(dir, segments.get(i));

@@ -30,7 +30,8 @@ import java.nio.ByteBuffer;
  * histograms); a new type gets its own encoder/decoder and a default method on {@link Visitor}.
  * Records are appended to a caller-owned {@link ByteSink} between {@link #begin} and {@link #end}
  * as a logical stream ({@code length | payload}); {@link Wal#append} frames it into pages
- * ({@link WalPages}). Histogram samples (7..10) are encoded by {@link HistogramRecords}.
+ * ({@link WalPages}). Histogram samples (7..10) are encoded by {@link HistogramRecords}, exemplars
+ * (4) by {@link ExemplarRecords}, metadata (6) by {@link MetadataRecords}.
  *
  * <p>Stateless.
  */
@@ -74,6 +75,12 @@ public final class WalRecords {
     /** The source (Kafka) offset of the samples that follow; ignored unless a reader needs it. */
     default void source(long offset) {}
 
+    /** An exemplar of series {@code ref} (record type 4); ignored unless a reader needs it. */
+    default void exemplar(int ref, long t, double v, Labels labels) {}
+
+    /** A metric family's metadata (record type 6); ignored unless a reader needs it. */
+    default void metadata(MetadataRecords.Entry entry) {}
+
     /** A whole record of {@code bytes} bytes (framing included) was read; for progress reporting. */
     default void recordRead(int bytes) {}
   }
@@ -89,6 +96,22 @@ public final class WalRecords {
     RuntimeException unwrap() {
       return (RuntimeException) getCause();
     }
+  }
+
+  /** Bytes before a record's payload in the logical stream {@link #begin}/{@link #end} build: its length. */
+  public static final int HEADER_BYTES = WalPages.LOGICAL_PREFIX_BYTES;
+
+  /**
+   * The size (prefix included) of the logical record at {@code pos} of a stream that
+   * {@link #begin}/{@link #end} built, or -1 when none fits before {@code limit}. For tests and
+   * tools that look at records before {@link Wal#append} frames them.
+   */
+  public static int validAt(ByteBuffer stream, int pos, int limit) {
+    if (limit - pos < HEADER_BYTES + 1) {
+      return -1;
+    }
+    int len = stream.getInt(pos);
+    return len <= 0 || len > limit - pos - HEADER_BYTES ? -1 : HEADER_BYTES + len;
   }
 
   /** Starts a record: reserves its length and writes the type; returns the start for {@link #end}. */
@@ -236,6 +259,8 @@ public final class WalRecords {
           }
         }
       }
+      case ExemplarRecords.TYPE -> ExemplarRecords.decode(in, v);
+      case MetadataRecords.TYPE -> MetadataRecords.decode(in, v);
       default -> {
         if (!HistogramRecords.isHistogramType(type)) {
           throw new IllegalStateException("unknown record type " + type);
