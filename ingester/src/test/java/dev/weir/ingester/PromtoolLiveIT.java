@@ -53,15 +53,15 @@ class PromtoolLiveIT {
   }
 
   @Test
-  void promtoolDumpsAndAnalyzesALiveTenantDirectoryAndAnOldLayoutIsMoved() throws Exception {
+  void promtoolDumpsBlocksAndHeadOfALiveTenantDirectoryAndAnOldLayoutIsMovedAndConverted() throws Exception {
     long base = (System.currentTimeMillis() - 3_600_000L) / RANGE_MS * RANGE_MS; // aligned to a block range
     long blocksEnd = base + 4 * RANGE_MS;
     Path tenantDir = dir.resolve("data/tsdb").resolve(TENANT);
+    Map<String, List<String>> all = new TreeMap<>();
     try (WeirProcess weir = WeirProcess.start(dir, "--blocks-storage.tsdb.block-ranges-period=1m",
         "--blocks-storage.tsdb.head-compaction-interval=1s")) {
       RemoteClient client = new RemoteClient(weir.httpUrl());
       Map<String, List<String>> inBlocks = new TreeMap<>();
-      Map<String, List<String>> all = new TreeMap<>();
       for (int k = 0; k < POINTS; k++) {
         WriteRequest.Builder req = WriteRequest.newBuilder();
         long t = base + k * STEP_MS;

@@ -152,15 +152,7 @@ public final class LegacyWalReader {
         long n = in.uvarint();
         for (long i = 0; i < n; i++) {
           int ref = (int) in.uvarint();
-          int numLabels = (int) in.uvarint();
-          if (numLabels < 0 || numLabels > 10_000) {
-            throw new IllegalStateException("implausible label count " + numLabels);
-          }
-          String[] pairs = new String[numLabels * 2];
-          for (int j = 0; j < pairs.length; j++) {
-            pairs[j] = in.string();
-          }
-          Labels labels = Labels.ofSortedPairs(pairs);
+          Labels labels = WalRecords.labels(in);
           visit(() -> v.series(ref, labels));
         }
       }

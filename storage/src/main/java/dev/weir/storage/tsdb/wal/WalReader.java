@@ -15,9 +15,10 @@ import org.slf4j.LoggerFactory;
 /**
  * Replays a WAL directory: the latest checkpoint, then the segments after it, in order.
  *
- * <p>Damage handling. A record that fails its frame check (magic, length, CRC) or does not decode
- * is damage at that offset. If no valid record follows it anywhere (later in the segment or in a
- * later segment) it is a torn tail, the normal result of a crash mid-write: the segment is
+ * <p>Damage handling. A record whose fragments fail their checks (type, length within the page,
+ * CRC, sequence FULL | FIRST MIDDLE* LAST, zero page padding; see {@link WalPages}) or that does not
+ * decode is damage at the offset of its first fragment. If no valid record follows it anywhere
+ * (later in the segment or in a later segment) it is a torn tail, the normal result of a crash mid-write: the segment is
  * truncated there, with a warning and a metric, and replay succeeds. If valid records follow, the
  * WAL is corrupt in the middle. With {@code repair} (the default, as in Prometheus) the segment is
  * truncated at the damage and later segments are deleted: everything before it is kept, what

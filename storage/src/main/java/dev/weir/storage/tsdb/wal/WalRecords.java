@@ -222,15 +222,7 @@ public final class WalRecords {
       case TYPE_SERIES -> {
         while (in.remaining() > 0) {
           int ref = ref(in.be64());
-          int numLabels = (int) in.uvarint();
-          if (numLabels < 0 || numLabels > 10_000) {
-            throw new IllegalStateException("implausible label count " + numLabels);
-          }
-          String[] pairs = new String[numLabels * 2];
-          for (int j = 0; j < pairs.length; j++) {
-            pairs[j] = in.string();
-          }
-          Labels labels = Labels.ofSortedPairs(pairs);
+          Labels labels = labels(in);
           try {
             v.series(ref, labels);
           } catch (RuntimeException e) {
@@ -268,6 +260,19 @@ public final class WalRecords {
         HistogramRecords.decode(type, in, v);
       }
     }
+  }
+
+  /** A label set: count (uvarint), then names and values (uvarint-prefixed strings), sorted. */
+  static Labels labels(ByteSource in) {
+    int numLabels = (int) in.uvarint();
+    if (numLabels < 0 || numLabels > 10_000) {
+      throw new IllegalStateException("implausible label count " + numLabels);
+    }
+    String[] pairs = new String[numLabels * 2];
+    for (int j = 0; j < pairs.length; j++) {
+      pairs[j] = in.string();
+    }
+    return Labels.ofSortedPairs(pairs);
   }
 
   /** A series ref as Weir holds it: refs outside 0..2^31 - 1 are not Weir's (damage). */
