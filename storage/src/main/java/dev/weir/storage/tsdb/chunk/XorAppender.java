@@ -1,7 +1,5 @@
 package dev.weir.storage.tsdb.chunk;
 
-import java.util.Arrays;
-
 /**
  * Appends float samples to a chunk in Prometheus' XOR encoding ({@code chunkenc.EncXOR}), so the
  * bytes can be written unchanged into a Prometheus block or sent in a remote-read response.
@@ -19,19 +17,12 @@ import java.util.Arrays;
  * readers may decode while appends continue.
  */
 public final class XorAppender {
-  /** Prometheus clamps leading zeros to 31 so they fit in 5 bits. */
-  private static final int MAX_LEADING = 31;
-
-  private byte[] buf;
-  /** Bits written, including the 16-bit header. */
-  private long bitLen = 16;
+  private final BitWriter w;
+  private final BitWriter.XorState v = new BitWriter.XorState();
 
   private int numSamples;
   private long t;
-  private double v;
   private long tDelta;
-  private int leading = 0xff;
-  private int trailing;
   private long minTime;
 
   public XorAppender() {
@@ -39,7 +30,7 @@ public final class XorAppender {
   }
 
   public XorAppender(int initialBytes) {
-    buf = new byte[Math.max(initialBytes, 4)];
+    w = new BitWriter(2, Math.max(initialBytes, 4));
   }
 
   public int numSamples() {
@@ -55,89 +46,66 @@ public final class XorAppender {
   }
 
   public double lastValue() {
-    return v;
+    return v.value;
   }
 
   /** Bytes the encoded chunk occupies so far. */
   public int sizeBytes() {
-    return (int) ((bitLen + 7) >>> 3);
+    return w.sizeBytes();
   }
 
   /** Capacity of the internal buffer (for memory accounting). */
   public int capacityBytes() {
-    return buf.length;
+    return w.capacityBytes();
   }
 
   /** Appends a sample; timestamps must be increasing (the caller checks order). */
   public void append(long ts, double value) {
     if (numSamples == 0) {
       writeVarint(ts);
-      writeBits(Double.doubleToRawLongBits(value), 64);
+      w.writeDouble(value);
+      v.value = value;
       minTime = ts;
     } else if (numSamples == 1) {
       long delta = ts - t;
       writeUvarint(delta);
-      writeValue(value);
+      w.writeXor(v, value);
       tDelta = delta;
     } else {
       long delta = ts - t;
       long dod = delta - tDelta;
       if (dod == 0) {
-        writeBit(false);
+        w.writeBit(false);
       } else if (bitRange(dod, 14)) {
-        writeBits(0b10, 2);
-        writeBits(dod, 14);
+        w.writeBits(0b10, 2);
+        w.writeBits(dod, 14);
       } else if (bitRange(dod, 17)) {
-        writeBits(0b110, 3);
-        writeBits(dod, 17);
+        w.writeBits(0b110, 3);
+        w.writeBits(dod, 17);
       } else if (bitRange(dod, 20)) {
-        writeBits(0b1110, 4);
-        writeBits(dod, 20);
+        w.writeBits(0b1110, 4);
+        w.writeBits(dod, 20);
       } else {
-        writeBits(0b1111, 4);
-        writeBits(dod, 64);
+        w.writeBits(0b1111, 4);
+        w.writeBits(dod, 64);
       }
-      writeValue(value);
+      w.writeXor(v, value);
       tDelta = delta;
     }
     t = ts;
-    v = value;
     numSamples++;
-    buf[0] = (byte) (numSamples >>> 8);
-    buf[1] = (byte) numSamples;
+    w.setByte(0, numSamples >>> 8);
+    w.setByte(1, numSamples);
   }
 
   /** A copy of the encoded chunk as it is now, exactly {@link #sizeBytes()} long. */
   public byte[] bytes() {
-    return Arrays.copyOf(buf, sizeBytes());
+    return w.bytes();
   }
 
+  /** Whether {@code x} fits Prometheus' signed {@code nbits}-bit range (-(2^(n-1)-1) .. 2^(n-1)). */
   static boolean bitRange(long x, int nbits) {
     return -((1L << (nbits - 1)) - 1) <= x && x <= (1L << (nbits - 1));
-  }
-
-  private void writeValue(double value) {
-    long delta = Double.doubleToRawLongBits(value) ^ Double.doubleToRawLongBits(v);
-    if (delta == 0) {
-      writeBit(false);
-      return;
-    }
-    writeBit(true);
-    int newLeading = Math.min(Long.numberOfLeadingZeros(delta), MAX_LEADING);
-    int newTrailing = Long.numberOfTrailingZeros(delta);
-    if (leading != 0xff && newLeading >= leading && newTrailing >= trailing) {
-      writeBit(false);
-      writeBits(delta >>> trailing, 64 - leading - trailing);
-      return;
-    }
-    leading = newLeading;
-    trailing = newTrailing;
-    writeBit(true);
-    writeBits(newLeading, 5);
-    int sigbits = 64 - newLeading - newTrailing;
-    // 64 significant bits are written as 0: 6 bits cannot hold 64, and 0 never occurs otherwise.
-    writeBits(sigbits & 0x3f, 6);
-    writeBits(delta >>> newTrailing, sigbits);
   }
 
   private void writeVarint(long x) {
@@ -146,39 +114,9 @@ public final class XorAppender {
 
   private void writeUvarint(long x) {
     while ((x & ~0x7FL) != 0) {
-      writeBits((x & 0x7F) | 0x80, 8);
+      w.writeBits((x & 0x7F) | 0x80, 8);
       x >>>= 7;
     }
-    writeBits(x, 8);
-  }
-
-  private void writeBit(boolean bit) {
-    ensure(1);
-    if (bit) {
-      int idx = (int) (bitLen >>> 3);
-      buf[idx] |= (byte) (0x80 >>> (bitLen & 7));
-    }
-    bitLen++;
-  }
-
-  /** Writes the low {@code n} bits of {@code bits}, most significant first. */
-  private void writeBits(long bits, int n) {
-    ensure(n);
-    while (n > 0) {
-      int idx = (int) (bitLen >>> 3);
-      int free = 8 - (int) (bitLen & 7);
-      int take = Math.min(free, n);
-      int chunk = (int) ((bits >>> (n - take)) & ((1 << take) - 1));
-      buf[idx] |= (byte) (chunk << (free - take));
-      bitLen += take;
-      n -= take;
-    }
-  }
-
-  private void ensure(int moreBits) {
-    long needBytes = (bitLen + moreBits + 7) >>> 3;
-    if (needBytes > buf.length) {
-      buf = Arrays.copyOf(buf, (int) Math.max(needBytes, buf.length + (buf.length >> 1)));
-    }
+    w.writeBits(x, 8);
   }
 }

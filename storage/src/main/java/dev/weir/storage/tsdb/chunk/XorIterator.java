@@ -13,22 +13,19 @@ package dev.weir.storage.tsdb.chunk;
  * <p>Not thread-safe. A malformed chunk raises {@link IllegalStateException} from {@link #next()}.
  */
 public final class XorIterator implements ChunkIterator {
-  private final byte[] buf;
+  private final BitReader r;
   private final int total;
-  private long bitPos = 16;
   private int read;
 
   private long t;
-  private double v;
+  private final BitWriter.XorState v = new BitWriter.XorState();
   private long tDelta;
-  private int leading;
-  private int trailing;
 
   public XorIterator(byte[] chunk) {
     if (chunk.length < 2) {
       throw new IllegalStateException("chunk shorter than its header");
     }
-    this.buf = chunk;
+    this.r = new BitReader(chunk, 2);
     this.total = ((chunk[0] & 0xff) << 8) | (chunk[1] & 0xff);
   }
 
@@ -48,7 +45,7 @@ public final class XorIterator implements ChunkIterator {
   }
 
   public double value() {
-    return v;
+    return v.value;
   }
 
   /** Advances to the next sample; false at the end. */
@@ -59,16 +56,16 @@ public final class XorIterator implements ChunkIterator {
     }
     if (read == 0) {
       t = readVarint();
-      v = Double.longBitsToDouble(readBits(64));
+      v.value = r.readDouble();
     } else if (read == 1) {
       tDelta = readUvarint();
       t += tDelta;
-      readValue();
+      r.readXor(v);
     } else {
       int prefix = 0;
       for (int i = 0; i < 4; i++) {
         prefix <<= 1;
-        if (!readBit()) {
+        if (!r.readBit()) {
           break;
         }
         prefix |= 1;
@@ -76,15 +73,15 @@ public final class XorIterator implements ChunkIterator {
       long dod;
       switch (prefix) {
         case 0x00 -> dod = 0;
-        case 0x02 -> dod = signExtend(readBits(14), 14);
-        case 0x06 -> dod = signExtend(readBits(17), 17);
-        case 0x0e -> dod = signExtend(readBits(20), 20);
-        case 0x0f -> dod = readBits(64);
+        case 0x02 -> dod = signExtend(r.readBits(14), 14);
+        case 0x06 -> dod = signExtend(r.readBits(17), 17);
+        case 0x0e -> dod = signExtend(r.readBits(20), 20);
+        case 0x0f -> dod = r.readBits(64);
         default -> throw new IllegalStateException("bad delta-of-delta prefix " + prefix);
       }
       tDelta += dod;
       t += tDelta;
-      readValue();
+      r.readXor(v);
     }
     read++;
     return true;
@@ -92,24 +89,6 @@ public final class XorIterator implements ChunkIterator {
 
   private static long signExtend(long bits, int n) {
     return bits > (1L << (n - 1)) ? bits - (1L << n) : bits;
-  }
-
-  private void readValue() {
-    if (!readBit()) {
-      return;
-    }
-    if (readBit()) {
-      leading = (int) readBits(5);
-      int sigbits = (int) readBits(6);
-      if (sigbits == 0) {
-        sigbits = 64;
-      }
-      trailing = 64 - leading - sigbits;
-    }
-    int sigbits = 64 - leading - trailing;
-    long bits = readBits(sigbits);
-    long vbits = Double.doubleToRawLongBits(v) ^ (bits << trailing);
-    v = Double.longBitsToDouble(vbits);
   }
 
   private long readVarint() {
@@ -121,7 +100,7 @@ public final class XorIterator implements ChunkIterator {
     long x = 0;
     int shift = 0;
     for (int i = 0; i < 10; i++) {
-      long b = readBits(8);
+      long b = r.readBits(8);
       x |= (b & 0x7f) << shift;
       if ((b & 0x80) == 0) {
         return x;
@@ -129,32 +108,5 @@ public final class XorIterator implements ChunkIterator {
       shift += 7;
     }
     throw new IllegalStateException("varint overflow");
-  }
-
-  private boolean readBit() {
-    int idx = (int) (bitPos >>> 3);
-    if (idx >= buf.length) {
-      throw new IllegalStateException("chunk truncated");
-    }
-    boolean bit = (buf[idx] & (0x80 >>> (bitPos & 7))) != 0;
-    bitPos++;
-    return bit;
-  }
-
-  private long readBits(int n) {
-    if (bitPos + n > (long) buf.length * 8) {
-      throw new IllegalStateException("chunk truncated");
-    }
-    long out = 0;
-    while (n > 0) {
-      int idx = (int) (bitPos >>> 3);
-      int avail = 8 - (int) (bitPos & 7);
-      int take = Math.min(avail, n);
-      int b = (buf[idx] & 0xff) >>> (avail - take);
-      out = (out << take) | (b & ((1 << take) - 1));
-      bitPos += take;
-      n -= take;
-    }
-    return out;
   }
 }

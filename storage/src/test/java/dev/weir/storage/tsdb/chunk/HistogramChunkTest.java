@@ -10,6 +10,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.function.BiPredicate;
+import java.util.function.IntSupplier;
+import java.util.function.Supplier;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -17,50 +20,26 @@ import org.junit.jupiter.params.provider.CsvSource;
 class HistogramChunkTest {
 
   /** One appender of either encoding, so every test runs against both. */
-  interface App {
-    boolean append(long t, NativeHistogram h);
+  record App(BiPredicate<Long, NativeHistogram> appender, Supplier<byte[]> bytesOf, IntSupplier count) {
+    boolean append(long t, NativeHistogram h) {
+      return appender.test(t, h);
+    }
 
-    byte[] bytes();
+    byte[] bytes() {
+      return bytesOf.get();
+    }
 
-    int numSamples();
+    int numSamples() {
+      return count.getAsInt();
+    }
 
     static App of(boolean isFloat, int maxSamples) {
       if (isFloat) {
         FloatHistogramChunkAppender a = new FloatHistogramChunkAppender(maxSamples);
-        return new App() {
-          @Override
-          public boolean append(long t, NativeHistogram h) {
-            return a.append(t, h);
-          }
-
-          @Override
-          public byte[] bytes() {
-            return a.bytes();
-          }
-
-          @Override
-          public int numSamples() {
-            return a.numSamples();
-          }
-        };
+        return new App(a::append, a::bytes, a::numSamples);
       }
       HistogramChunkAppender a = new HistogramChunkAppender(maxSamples);
-      return new App() {
-        @Override
-        public boolean append(long t, NativeHistogram h) {
-          return a.append(t, h);
-        }
-
-        @Override
-        public byte[] bytes() {
-          return a.bytes();
-        }
-
-        @Override
-        public int numSamples() {
-          return a.numSamples();
-        }
-      };
+      return new App(a::append, a::bytes, a::numSamples);
     }
   }
 
