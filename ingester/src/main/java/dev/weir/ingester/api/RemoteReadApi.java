@@ -135,8 +135,9 @@ public final class RemoteReadApi {
       QueryResult.Builder r = QueryResult.newBuilder();
       for (SeriesChunks s : select(reader, q)) {
         SeriesChunks.Samples samples = s.samples(q.getStartTimestampMs(), q.getEndTimestampMs());
-        if (samples.size() > 0) {
-          r.addTimeseries(QueryingIngesterService.toProto(s.labels(), samples));
+        SeriesChunks.Histograms hs = s.histograms(q.getStartTimestampMs(), q.getEndTimestampMs());
+        if (samples.size() > 0 || hs.size() > 0) {
+          r.addTimeseries(QueryingIngesterService.toProto(s.labels(), samples, hs));
         }
       }
       resp.addResults(r);
@@ -164,7 +165,7 @@ public final class RemoteReadApi {
               bytes = 0;
             }
             cs.addChunks(Chunk.newBuilder().setMinTimeMs(c.minTime()).setMaxTimeMs(c.maxTime())
-                .setType(Chunk.Encoding.XOR).setData(com.google.protobuf.ByteString.copyFrom(c.bytes())));
+                .setTypeValue(c.encoding()).setData(com.google.protobuf.ByteString.copyFrom(c.bytes())));
             bytes += c.bytes().length;
           }
           if (cs.getChunksCount() > 0) {
