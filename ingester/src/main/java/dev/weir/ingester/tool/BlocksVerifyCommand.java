@@ -5,7 +5,8 @@ import dev.weir.storage.bucket.Bucket;
 import dev.weir.storage.tsdb.block.Block;
 import dev.weir.storage.tsdb.block.BlockMeta;
 import dev.weir.storage.tsdb.block.BlockWriter;
-import dev.weir.storage.tsdb.chunk.XorIterator;
+import dev.weir.storage.tsdb.chunk.ChunkIterator;
+import dev.weir.storage.tsdb.chunk.Chunks;
 import dev.weir.storage.tsdb.head.ChunkData;
 import dev.weir.storage.tsdb.head.SeriesChunks;
 import java.io.PrintStream;
@@ -105,7 +106,7 @@ final class BlocksVerifyCommand extends ToolCommand {
   /** Decodes a chunk, adding its samples to the counts; returns what is wrong, or null. */
   private static @org.jspecify.annotations.Nullable String checkChunk(ChunkData chunk, BlockMeta meta, Counts c) {
     try {
-      XorIterator it = new XorIterator(chunk.bytes());
+      ChunkIterator it = Chunks.iterator(chunk.encoding(), chunk.bytes());
       long prev = Long.MIN_VALUE;
       int n = 0;
       while (it.next()) {

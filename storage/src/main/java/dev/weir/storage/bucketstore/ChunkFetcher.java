@@ -1,5 +1,6 @@
 package dev.weir.storage.bucketstore;
 
+import dev.weir.storage.tsdb.chunk.Chunks;
 import dev.weir.storage.tsdb.head.ChunkData;
 import dev.weir.storage.util.ByteSink;
 import dev.weir.storage.util.ByteSource;
@@ -31,7 +32,6 @@ final class ChunkFetcher {
   static final int MAX_CHUNK_DISTANCE = 64 * 1024;
   /** Header of a chunk file: magic, version, padding. */
   static final int SEGMENT_HEADER_BYTES = 8;
-  static final int ENCODING_XOR = 1;
 
   private ChunkFetcher() {}
 
@@ -57,17 +57,17 @@ final class ChunkFetcher {
       for (int k = 0; k < bufs.length; k++) {
         int i = seg.getValue().get(k);
         SeriesReader.ChunkRef c = chunks.get(i);
-        byte[] data = decode(bufs[k], c.ref());
+        ChunkData data = decode(bufs[k], c);
         if (data == null) {
           long offset = c.ref() & 0xFFFFFFFFL;
           int exact = Math.toIntExact(chunkBytes(bufs[k], c.ref()));
           budget.reserve(exact);
-          data = decode(ByteBuffer.wrap(file.read(offset, exact)), c.ref());
+          data = decode(ByteBuffer.wrap(file.read(offset, exact)), c);
           if (data == null) {
             throw new IOException("chunk " + c.ref() + " is truncated");
           }
         }
-        out[i] = new ChunkData(c.minTime(), c.maxTime(), data);
+        out[i] = data;
       }
     }
     return List.of(out);
@@ -96,17 +96,18 @@ final class ChunkFetcher {
     }
   }
 
-  /** The XOR data of the chunk at the buffer's start; null when the buffer ends before it does. */
-  private static byte @Nullable [] decode(ByteBuffer b, long ref) throws IOException {
+  /** The chunk at the buffer's start; null when the buffer ends before it does. */
+  private static @Nullable ChunkData decode(ByteBuffer b, SeriesReader.ChunkRef c) throws IOException {
+    long ref = c.ref();
     try {
       ByteSource in = new ByteSource(b.duplicate());
       long len = in.uvarint();
       if (in.remaining() < len + 1 + 4) {
         return null;
       }
-      int encoding = in.get();
-      if (encoding != ENCODING_XOR) {
-        throw new IOException("chunk " + ref + " has unsupported encoding " + encoding);
+      byte encoding = (byte) in.get();
+      if (!Chunks.isKnown(encoding)) {
+        throw new IOException("chunk " + ref + " has unsupported encoding " + (encoding & 0xff));
       }
       byte[] data = new byte[(int) len];
       in.buffer().get(data);
@@ -116,7 +117,7 @@ final class ChunkFetcher {
       if ((int) crc.getValue() != in.be32()) {
         throw new IOException("chunk " + ref + " checksum mismatch");
       }
-      return data;
+      return new ChunkData(c.minTime(), c.maxTime(), data, encoding);
     } catch (BufferUnderflowException | IllegalStateException e) {
       throw new IOException("chunk " + ref + " is malformed: " + e, e);
     }

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.storage.bucket.FilesystemBucket;
 import dev.weir.storage.testing.TestBlocks;
+import dev.weir.storage.tsdb.chunk.Chunks;
+import dev.weir.storage.tsdb.head.ChunkData;
 import dev.weir.storage.tsdb.head.SeriesChunks;
 import dev.weir.storage.tsdb.labels.Labels;
 import dev.weir.storage.tsdb.labels.Matcher;
@@ -58,5 +60,34 @@ class BucketStoreReadsTest {
     assertThat(bucket.chunkBytesRead()).isPositive();
     assertThat(registry.get("weir.bucket.store.bucket.read").tag("file", "chunks").counter().count())
         .isEqualTo(bucket.chunkBytesRead());
+  }
+
+  @Test
+  void histogramChunksComeBackWithTheirEncodingAndBytes() throws IOException {
+    FilesystemBucket fs = new FilesystemBucket(dir.resolve("bucket"));
+    List<ChunkData> ints = TestBlocks.histogramChunks(false, 0, 15_000, 400);
+    List<ChunkData> floats = TestBlocks.histogramChunks(true, 0, 15_000, 400);
+    new TestBlocks.Builder()
+        .addChunks(Labels.of("__name__", "h", "kind", "float"), floats)
+        .addChunks(Labels.of("__name__", "h", "kind", "int"), ints)
+        .addRange(Labels.of("__name__", "x"), 0, 2 * HOUR, 30_000, ts -> ts)
+        .upload(fs, dir.resolve("scratch"), "t", 0, 2 * HOUR, 1);
+    BucketStore store = new BucketStore(new BucketStoreConfig(Duration.ofMinutes(15), dir.resolve("sync"), 0),
+        fs, new BucketStoreMetrics(new SimpleMeterRegistry()), () -> 0);
+    store.sync();
+
+    List<SeriesChunks> got = store.select("t", 0, 2 * HOUR, List.of(Matcher.eq("__name__", "h")));
+
+    assertThat(got).extracting(s -> s.labels().get("kind")).containsExactly("float", "int");
+    assertSameChunks(got.get(0).chunks(), floats, Chunks.FLOAT_HISTOGRAM);
+    assertSameChunks(got.get(1).chunks(), ints, Chunks.HISTOGRAM);
+  }
+
+  private static void assertSameChunks(List<ChunkData> got, List<ChunkData> want, byte encoding) {
+    assertThat(got).hasSameSizeAs(want).hasSizeGreaterThan(1);
+    for (int i = 0; i < want.size(); i++) {
+      assertThat(got.get(i).encoding()).as("encoding of chunk %d", i).isEqualTo(encoding);
+      assertThat(got.get(i).bytes()).as("bytes of chunk %d", i).isEqualTo(want.get(i).bytes());
+    }
   }
 }

@@ -62,7 +62,8 @@ public final class Block {
         List<ChunkData> data = new ArrayList<>();
         for (IndexWriter.ChunkMeta c : e.chunks()) {
           if (c.maxTime() >= mint && c.minTime() <= maxt) {
-            data.add(new ChunkData(c.minTime(), c.maxTime(), chunks.read(c.ref())));
+            ChunkReader.RawChunk raw = chunks.read(c.ref());
+            data.add(new ChunkData(c.minTime(), c.maxTime(), raw.data(), raw.encoding()));
           }
         }
         if (!data.isEmpty()) {

@@ -1,6 +1,5 @@
 package dev.weir.storage.tsdb.block;
 
-import dev.weir.storage.tsdb.chunk.XorIterator;
 import dev.weir.storage.tsdb.head.ChunkData;
 import dev.weir.storage.tsdb.head.SeriesChunks;
 import java.io.IOException;
@@ -54,8 +53,8 @@ public final class BlockWriter {
             throw new IllegalArgumentException("chunk [" + c.minTime() + ", " + c.maxTime() + "] of " + s.labels()
                 + " outside the block range [" + minTime + ", " + maxTime + ")");
           }
-          metas.add(new IndexWriter.ChunkMeta(c.minTime(), c.maxTime(), cw.write(c.bytes())));
-          samples += XorIterator.numSamples(c.bytes());
+          metas.add(new IndexWriter.ChunkMeta(c.minTime(), c.maxTime(), cw.write(c.encoding(), c.bytes())));
+          samples += c.numSamples();
         }
         if (!metas.isEmpty()) {
           entries.add(new IndexWriter.SeriesEntry(s.labels(), metas));

@@ -1,5 +1,6 @@
 package dev.weir.storage.tsdb.block;
 
+import dev.weir.storage.tsdb.chunk.Chunks;
 import dev.weir.storage.util.ByteSource;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -35,8 +36,11 @@ final class ChunkReader {
     }
   }
 
-  /** The XOR data of the chunk at {@code ref}, checksum verified. */
-  byte[] read(long ref) throws IOException {
+  /** A chunk as stored: its encoding byte and data. */
+  record RawChunk(byte encoding, byte[] data) {}
+
+  /** The chunk at {@code ref}, checksum verified; an encoding Weir cannot read is an error. */
+  RawChunk read(long ref) throws IOException {
     int seg = (int) (ref >>> 32);
     int off = (int) ref;
     if (seg >= segments.size()) {
@@ -46,9 +50,9 @@ final class ChunkReader {
     b.position(off);
     ByteSource in = new ByteSource(b);
     int len = (int) in.uvarint();
-    int encoding = in.get();
-    if (encoding != ChunkWriter.ENCODING_XOR) {
-      throw new IOException("unsupported chunk encoding " + encoding + " in " + dir);
+    byte encoding = (byte) in.get();
+    if (!Chunks.isKnown(encoding)) {
+      throw new IOException("unsupported chunk encoding " + (encoding & 0xff) + " at " + ref + " in " + dir);
     }
     byte[] data = new byte[len];
     b.get(data);
@@ -58,6 +62,6 @@ final class ChunkReader {
     if ((int) crc.getValue() != b.getInt()) {
       throw new IOException("chunk checksum mismatch at " + ref + " in " + dir);
     }
-    return data;
+    return new RawChunk(encoding, data);
   }
 }

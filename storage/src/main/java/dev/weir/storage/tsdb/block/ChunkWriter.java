@@ -1,5 +1,6 @@
 package dev.weir.storage.tsdb.block;
 
+import dev.weir.storage.tsdb.chunk.Chunks;
 import dev.weir.storage.util.ByteSink;
 import java.io.Closeable;
 import java.io.IOException;
@@ -23,7 +24,6 @@ final class ChunkWriter implements Closeable {
   static final int MAGIC = 0x85BD40DD;
   static final int HEADER_BYTES = 8;
   static final long MAX_SEGMENT_BYTES = 512L << 20;
-  static final int ENCODING_XOR = 1;
 
   private final Path dir;
   private final ByteSink buf = new ByteSink(1 << 20);
@@ -35,16 +35,16 @@ final class ChunkWriter implements Closeable {
     this.dir = Files.createDirectories(dir);
   }
 
-  /** Writes one XOR chunk and returns its reference. */
-  long write(byte[] data) throws IOException {
+  /** Writes one chunk of the given encoding ({@link Chunks}) and returns its reference. */
+  long write(byte encoding, byte[] data) throws IOException {
     int size = ByteSink.uvarintSize(data.length) + 1 + data.length + 4;
     if (current == null || pos + buf.length() + size > MAX_SEGMENT_BYTES) {
       nextSegment();
     }
     long ref = ((long) segment << 32) | (pos + buf.length());
-    buf.putUvarint(data.length).put(ENCODING_XOR).put(data);
+    buf.putUvarint(data.length).put(encoding).put(data);
     CRC32C crc = new CRC32C();
-    crc.update(ENCODING_XOR);
+    crc.update(encoding);
     crc.update(data);
     buf.putBe32((int) crc.getValue());
     if (buf.length() >= 1 << 20) {

@@ -72,6 +72,21 @@ public final class Chunks {
     return ((chunk[0] & 0xff) << 8) | (chunk[1] & 0xff);
   }
 
+  /**
+   * An iterator over a chunk of the given encoding.
+   *
+   * @throws IllegalArgumentException for an unknown encoding
+   * @throws IllegalStateException for a chunk shorter than its header
+   */
+  public static ChunkIterator iterator(byte encoding, byte[] chunk) {
+    return switch (encoding) {
+      case XOR -> new XorIterator(chunk);
+      case HISTOGRAM -> new HistogramChunkIterator(chunk);
+      case FLOAT_HISTOGRAM -> new FloatHistogramChunkIterator(chunk);
+      default -> throw new IllegalArgumentException("unknown chunk encoding " + (encoding & 0xff));
+    };
+  }
+
   /** Whether a histogram's sum is Prometheus' stale marker. */
   public static boolean isStale(NativeHistogram h) {
     return Double.doubleToRawLongBits(h.sum()) == STALE_NAN_BITS;

@@ -6,7 +6,7 @@ package dev.weir.storage.tsdb.chunk;
  * {@link #histogram()} returns float histograms with the same hint rules. Not thread-safe. A
  * malformed chunk raises {@link IllegalStateException} from {@link #next()}.
  */
-public final class FloatHistogramChunkIterator {
+public final class FloatHistogramChunkIterator implements ChunkIterator {
   private final BitReader r;
   private final int total;
   private final int header;
@@ -35,6 +35,7 @@ public final class FloatHistogramChunkIterator {
     return Chunks.numSamples(Chunks.FLOAT_HISTOGRAM, chunk);
   }
 
+  @Override
   public int numSamples() {
     return total;
   }
@@ -44,11 +45,13 @@ public final class FloatHistogramChunkIterator {
     return header;
   }
 
+  @Override
   public long timestamp() {
     return t;
   }
 
   /** Advances to the next sample; false at the end. */
+  @Override
   public boolean next() {
     if (read >= total) {
       return false;

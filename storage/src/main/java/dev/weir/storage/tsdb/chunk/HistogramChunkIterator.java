@@ -17,7 +17,7 @@ package dev.weir.storage.tsdb.chunk;
  * comes back as an empty histogram whose sum is the stale NaN. Not thread-safe. A malformed chunk
  * raises {@link IllegalStateException} from {@link #next()}.
  */
-public final class HistogramChunkIterator {
+public final class HistogramChunkIterator implements ChunkIterator {
   private final BitReader r;
   private final int total;
   private final int header;
@@ -50,6 +50,7 @@ public final class HistogramChunkIterator {
     return Chunks.numSamples(Chunks.HISTOGRAM, chunk);
   }
 
+  @Override
   public int numSamples() {
     return total;
   }
@@ -59,11 +60,13 @@ public final class HistogramChunkIterator {
     return header;
   }
 
+  @Override
   public long timestamp() {
     return t;
   }
 
   /** Advances to the next sample; false at the end. */
+  @Override
   public boolean next() {
     if (read >= total) {
       return false;

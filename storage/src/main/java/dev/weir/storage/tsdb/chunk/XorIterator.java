@@ -12,7 +12,7 @@ package dev.weir.storage.tsdb.chunk;
  *
  * <p>Not thread-safe. A malformed chunk raises {@link IllegalStateException} from {@link #next()}.
  */
-public final class XorIterator {
+public final class XorIterator implements ChunkIterator {
   private final byte[] buf;
   private final int total;
   private long bitPos = 16;
@@ -37,10 +37,12 @@ public final class XorIterator {
     return ((chunk[0] & 0xff) << 8) | (chunk[1] & 0xff);
   }
 
+  @Override
   public int numSamples() {
     return total;
   }
 
+  @Override
   public long timestamp() {
     return t;
   }
@@ -50,6 +52,7 @@ public final class XorIterator {
   }
 
   /** Advances to the next sample; false at the end. */
+  @Override
   public boolean next() {
     if (read >= total) {
       return false;

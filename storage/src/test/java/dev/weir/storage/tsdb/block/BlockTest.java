@@ -12,6 +12,9 @@ import dev.weir.storage.tsdb.labels.Interner;
 import dev.weir.storage.tsdb.labels.Labels;
 import dev.weir.storage.tsdb.labels.Matcher;
 import dev.weir.storage.testing.Corrupt;
+import dev.weir.storage.testing.TestBlocks;
+import dev.weir.storage.tsdb.chunk.Chunks;
+import dev.weir.storage.tsdb.head.ChunkData;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -73,6 +76,49 @@ class BlockTest {
     assertThat(b.labelValues("zone", 0, RANGE, List.of())).containsExactly("z0", "z1", "z2");
     assertThat(b.labelNames(0, RANGE, List.of())).containsExactly("__name__", "instance", "v", "zone");
     assertThat(b.select(RANGE, RANGE * 2, List.of())).isEmpty();
+  }
+
+  @Test
+  void histogramChunksKeepTheirEncodingThroughABlock() throws IOException {
+    List<SeriesChunks> series = List.of(
+        new SeriesChunks(Labels.of("__name__", "a_float_hist"), TestBlocks.histogramChunks(true, 0, 15_000, 300)),
+        new SeriesChunks(Labels.of("__name__", "b_hist"), TestBlocks.histogramChunks(false, 0, 15_000, 300)),
+        new SeriesChunks(Labels.of("__name__", "c_float"), TestBlocks.chunks(new java.util.TreeMap<>(
+            java.util.Map.of(1000L, 1.0, 2000L, 2.0)))));
+    BlockMeta meta = BlockWriter.write(dir, Ulid.random(1L), 0, RANGE, series, "");
+    assertThat(meta.numSamples()).isEqualTo(602);
+
+    List<SeriesChunks> read = Block.open(dir.resolve(meta.ulid())).select(0, RANGE, List.of());
+    assertThat(read).hasSize(3);
+    for (int s = 0; s < 3; s++) {
+      List<ChunkData> want = series.get(s).chunks();
+      List<ChunkData> got = read.get(s).chunks();
+      assertThat(got).hasSameSizeAs(want);
+      for (int c = 0; c < want.size(); c++) {
+        assertThat(got.get(c).encoding()).as("encoding of chunk %d of series %d", c, s).isEqualTo(want.get(c).encoding());
+        assertThat(got.get(c).bytes()).isEqualTo(want.get(c).bytes());
+        assertThat(got.get(c).minTime()).isEqualTo(want.get(c).minTime());
+      }
+    }
+    assertThat(read.get(0).chunks()).extracting(ChunkData::encoding).containsOnly(Chunks.FLOAT_HISTOGRAM);
+    assertThat(read.get(1).chunks()).extracting(ChunkData::encoding).containsOnly(Chunks.HISTOGRAM);
+    assertThat(read.get(1).chunks()).hasSizeGreaterThan(1);
+  }
+
+  @Test
+  void aChunkOfAnUnknownEncodingIsAnErrorNamingIt() throws IOException {
+    List<SeriesChunks> series = List.of(
+        new SeriesChunks(Labels.of("__name__", "h"), TestBlocks.histogramChunks(false, 0, 15_000, 10)));
+    BlockMeta meta = BlockWriter.write(dir, Ulid.random(1L), 0, RANGE, series, "");
+    Path segment = dir.resolve(meta.ulid()).resolve("chunks/000001");
+    byte[] bytes = Files.readAllBytes(segment);
+    int chunkLen = series.get(0).chunks().get(0).bytes().length;
+    int encodingAt = 8 + (chunkLen < 128 ? 1 : 2); // after the segment header and the length uvarint
+    assertThat(bytes[encodingAt]).isEqualTo(Chunks.HISTOGRAM);
+    bytes[encodingAt] = 9;
+    Files.write(segment, bytes);
+    Block b = Block.open(dir.resolve(meta.ulid()));
+    assertThatThrownBy(() -> b.select(0, RANGE, List.of())).hasMessageContaining("unsupported chunk encoding 9");
   }
 
   @Test
