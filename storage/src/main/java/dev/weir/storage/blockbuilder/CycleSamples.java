@@ -200,39 +200,43 @@ final class CycleSamples {
       for (Labels l : sortedLabels) {
         Buffer b = series.get(l);
         b.sortDedupe();
+        b.sortDedupeHistograms();
         TreeMap<Long, List<ChunkData>> seriesRanges = new TreeMap<>();
+        // Floats and histograms in one time order: a chunk holds a run of one kind, so a series'
+        // chunks never overlap (a float and a histogram at one timestamp: the float is kept).
         int i = 0;
-        while (i < b.n) {
-          long range = Math.floorDiv(b.ts[i], rangeMillis);
+        int k = 0;
+        while (i < b.n || k < b.hn) {
+          boolean floatRun = k >= b.hn || (i < b.n && b.ts[i] <= b.hts[k]);
+          long range = Math.floorDiv(floatRun ? b.ts[i] : b.hts[k], rangeMillis);
           List<ChunkData> chunks = seriesRanges.computeIfAbsent(range, r -> new ArrayList<>());
-          while (i < b.n && Math.floorDiv(b.ts[i], rangeMillis) == range) {
+          if (floatRun) {
             XorAppender app = new XorAppender();
             int inChunk = 0;
-            while (i < b.n && inChunk < SAMPLES_PER_CHUNK && Math.floorDiv(b.ts[i], rangeMillis) == range) {
+            while (i < b.n && inChunk < SAMPLES_PER_CHUNK && Math.floorDiv(b.ts[i], rangeMillis) == range
+                && (k >= b.hn || b.ts[i] <= b.hts[k])) {
               app.append(b.ts[i], Double.longBitsToDouble(b.vs[i]));
+              if (k < b.hn && b.hts[k] == b.ts[i]) {
+                k++; // the float wins the timestamp
+              }
               i++;
               inChunk++;
             }
             chunks.add(new ChunkData(app.minTime(), app.maxTime(), app.bytes()));
-          }
-        }
-        b.sortDedupeHistograms();
-        for (int k = 0; k < b.hn; ) {
-          long range = Math.floorDiv(b.hts[k], rangeMillis);
-          int from = k;
-          while (k < b.hn && Math.floorDiv(b.hts[k], rangeMillis) == range) {
-            k++;
-          }
-          List<ChunkData> chunks = seriesRanges.computeIfAbsent(range, r -> new ArrayList<>());
-          for (HistogramValues.Encoded e : HistogramValues.encode(Arrays.copyOfRange(b.hts, from, k),
-              Arrays.copyOfRange(b.hs, from, k), k - from, SAMPLES_PER_CHUNK)) {
-            chunks.add(new ChunkData(e.minTime(), e.maxTime(), e.bytes(), e.encoding()));
+          } else {
+            int from = k;
+            while (k < b.hn && Math.floorDiv(b.hts[k], rangeMillis) == range && (i >= b.n || b.hts[k] < b.ts[i])) {
+              k++;
+            }
+            for (HistogramValues.Encoded e : HistogramValues.encode(Arrays.copyOfRange(b.hts, from, k),
+                Arrays.copyOfRange(b.hs, from, k), k - from, SAMPLES_PER_CHUNK)) {
+              chunks.add(new ChunkData(e.minTime(), e.maxTime(), e.bytes(), e.encoding()));
+            }
           }
         }
         for (Map.Entry<Long, List<ChunkData>> sr : seriesRanges.entrySet()) {
           long range = sr.getKey();
           List<ChunkData> chunks = sr.getValue();
-          chunks.sort(java.util.Comparator.comparingLong(ChunkData::minTime));
           byRange.computeIfAbsent(range, r -> new ArrayList<>()).add(new SeriesChunks(l, chunks));
           long[] mm = bounds.computeIfAbsent(range, r -> new long[] {Long.MAX_VALUE, Long.MIN_VALUE});
           for (ChunkData c : chunks) { // float and histogram chunks may overlap in time
