@@ -7,10 +7,13 @@ import dev.weir.proto.prompb.MetricMetadata;
 import dev.weir.proto.prompb.Sample;
 import dev.weir.proto.prompb.TimeSeries;
 import dev.weir.proto.prompb.WriteRequest;
+import dev.weir.storage.tsdb.chunk.NativeHistogram;
+import dev.weir.storage.wire.HistogramProtos;
 import io.opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest;
 import io.opentelemetry.proto.common.v1.AnyValue;
 import io.opentelemetry.proto.common.v1.KeyValue;
 import io.opentelemetry.proto.metrics.v1.AggregationTemporality;
+import io.opentelemetry.proto.metrics.v1.ExponentialHistogramDataPoint;
 import io.opentelemetry.proto.metrics.v1.HistogramDataPoint;
 import io.opentelemetry.proto.metrics.v1.Metric;
 import io.opentelemetry.proto.metrics.v1.NumberDataPoint;
@@ -46,13 +49,14 @@ import org.jspecify.annotations.Nullable;
  *       series (value 1) per resource, at the newest sample time of that resource.
  *   <li><b>Types</b>: gauge; cumulative sum (monotonic: a counter); cumulative explicit histogram
  *       as {@code _bucket{le}} (cumulative counts, {@code +Inf} = count), {@code _sum} (when
- *       present), {@code _count}; summary as {@code {quantile}}, {@code _sum}, {@code _count}. A
- *       point flagged "no recorded value" becomes Prometheus' stale marker.
+ *       present), {@code _count}; summary as {@code {quantile}}, {@code _sum}, {@code _count};
+ *       cumulative exponential histogram as a native histogram ({@link OtlpExponentialHistograms}:
+ *       scale → schema, above 8 down-scaled). A point flagged "no recorded value" becomes
+ *       Prometheus' stale marker.
  *   <li><b>Refused</b>, each counted and named, the rest kept: delta or unspecified temporality
  *       ({@code otlp_delta_temporality}, {@code otlp_unknown_temporality}: Weir stores cumulative
  *       series; run the Collector's {@code deltatocumulative} processor), exponential histograms
- *       ({@code otlp_native_histogram}: native histograms are not stored yet), explicit
- *       histograms whose bucket counts do not match the bounds or whose bounds are NaN or not
+ *       with a scale below -4, explicit histograms whose bucket counts do not match the bounds or whose bounds are NaN or not
  *       increasing ({@code otlp_invalid_histogram}), metrics without a name or a data type
  *       ({@code otlp_invalid_metric}).
  * </ul>
@@ -236,9 +240,30 @@ public final class OtlpTranslator {
           newest = Math.max(newest, summary(out, name, resource, p));
         }
       }
-      case EXPONENTIAL_HISTOGRAM -> refusals.add(new Refusal("otlp_native_histogram", "metric \"" + m.getName()
-          + "\" is an exponential histogram: native histograms are not stored yet (send explicit-bucket histograms)",
-          points(m)));
+      case EXPONENTIAL_HISTOGRAM -> {
+        String why = temporality(m.getExponentialHistogram().getAggregationTemporality());
+        if (why != null) {
+          refusals.add(new Refusal(why, "metric \"" + m.getName() + "\" (exponential histogram): " + describe(why),
+              points(m)));
+          return newest;
+        }
+        String name = name(m.getName(), unit, null);
+        meta(metadata, name, MetricMetadata.MetricType.HISTOGRAM, m, unit);
+        for (ExponentialHistogramDataPoint p : m.getExponentialHistogram().getDataPointsList()) {
+          String bad = OtlpExponentialHistograms.problem(p);
+          if (bad != null) {
+            refusals.add(new Refusal("otlp_invalid_histogram", "metric \"" + m.getName() + "\" "
+                + labels(p.getAttributesList()) + ": " + bad, 1));
+            continue;
+          }
+          long t = millis(p.getTimeUnixNano());
+          NativeHistogram h = OtlpExponentialHistograms.convert(p, Double.longBitsToDouble(STALE_NAN_BITS),
+              (p.getFlags() & 1) != 0);
+          TimeSeries labelsOnly = series(name, resource, attributes(p.getAttributesList()), t, 0);
+          out.addTimeseries(labelsOnly.toBuilder().clearSamples().addHistograms(HistogramProtos.toProto(h, t)));
+          newest = Math.max(newest, t);
+        }
+      }
       default -> refusals.add(new Refusal("otlp_invalid_metric", "metric \"" + m.getName() + "\" has the"
           + " unknown data type " + m.getDataCase(), points(m)));
     }

@@ -105,10 +105,11 @@ public abstract class QueryingIngesterService extends IngesterGrpc.IngesterImplB
         return;
       }
       SeriesChunks.Samples samples = s.samples(mint, maxt);
-      if (samples.size() == 0) {
+      SeriesChunks.Histograms hs = s.histograms(mint, maxt);
+      if (samples.size() == 0 && hs.size() == 0) {
         continue;
       }
-      batch.addTimeseries(toProto(s.labels(), samples));
+      batch.addTimeseries(toProto(s.labels(), samples, hs));
       if (batch.getTimeseriesCount() >= SERIES_PER_MESSAGE) {
         out.onNext(batch.build());
         batch.clear();
@@ -136,6 +137,19 @@ public abstract class QueryingIngesterService extends IngesterGrpc.IngesterImplB
   public static PartitionFreshness fromProto(PartitionLag p) {
     return new PartitionFreshness(p.getPartition(), p.getConsumedOffset(), p.getEndOffset(), p.getRecordsBehind(),
         p.getConsumedUpToMs(), p.getReady());
+  }
+
+  /** A series with its float samples and its native histogram samples (field 4, as remote read sends them). */
+  static TimeSeries toProto(Labels labels, SeriesChunks.Samples samples, SeriesChunks.Histograms hs) {
+    TimeSeries ts = toProto(labels, samples);
+    if (hs.size() == 0) {
+      return ts;
+    }
+    TimeSeries.Builder b = ts.toBuilder();
+    for (int i = 0; i < hs.size(); i++) {
+      b.addHistograms(dev.weir.storage.wire.HistogramProtos.toProto(hs.histograms()[i], hs.timestamps()[i]));
+    }
+    return b.build();
   }
 
   static TimeSeries toProto(Labels labels, SeriesChunks.Samples samples) {

@@ -135,8 +135,9 @@ public final class RemoteReadApi {
       QueryResult.Builder r = QueryResult.newBuilder();
       for (SeriesChunks s : select(reader, q)) {
         SeriesChunks.Samples samples = s.samples(q.getStartTimestampMs(), q.getEndTimestampMs());
-        if (samples.size() > 0) {
-          r.addTimeseries(QueryingIngesterService.toProto(s.labels(), samples));
+        SeriesChunks.Histograms hs = s.histograms(q.getStartTimestampMs(), q.getEndTimestampMs());
+        if (samples.size() > 0 || hs.size() > 0) {
+          r.addTimeseries(QueryingIngesterService.toProto(s.labels(), samples, hs));
         }
       }
       resp.addResults(r);

@@ -21,6 +21,7 @@ import dev.weir.proto.prompb.TimeSeries;
 import dev.weir.storage.errors.ClientErrorException;
 import dev.weir.storage.errors.ServerErrorException;
 import dev.weir.storage.ingest.PartitionFreshness;
+import dev.weir.storage.tsdb.chunk.HistogramValues;
 import dev.weir.storage.tsdb.chunk.XorAppender;
 import dev.weir.storage.tsdb.head.ChunkData;
 import dev.weir.storage.tsdb.head.SeriesChunks;
@@ -297,7 +298,10 @@ public final class Querier implements ReadSource {
     return dev.weir.ingester.api.ExemplarsApi.merge(parts);
   }
 
-  /** A merged series as XOR chunks of at most {@link #SAMPLES_PER_CHUNK} samples. */
+  /**
+   * A merged series as XOR chunks (and histogram chunks for its histogram samples) of at most
+   * {@link #SAMPLES_PER_CHUNK} samples.
+   */
   static SeriesChunks chunks(SeriesMerger.Series s) {
     List<ChunkData> chunks = new ArrayList<>();
     long[] t = s.timestamps();
@@ -309,6 +313,13 @@ public final class Querier implements ReadSource {
         a.append(t[i], v[i]);
       }
       chunks.add(new ChunkData(t[from], t[to - 1], a.bytes()));
+    }
+    if (s.histograms().length > 0) {
+      for (HistogramValues.Encoded e : HistogramValues.encode(s.histogramTimestamps(), s.histograms(),
+          s.histograms().length, SAMPLES_PER_CHUNK)) {
+        chunks.add(new ChunkData(e.minTime(), e.maxTime(), e.bytes(), e.encoding()));
+      }
+      chunks.sort(java.util.Comparator.comparingLong(ChunkData::minTime)); // start time order, as remote read wants
     }
     return new SeriesChunks(s.labels(), chunks);
   }

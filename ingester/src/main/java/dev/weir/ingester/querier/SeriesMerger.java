@@ -1,10 +1,14 @@
 package dev.weir.ingester.querier;
 
+import dev.weir.proto.prompb.Histogram;
 import dev.weir.proto.prompb.Label;
 import dev.weir.proto.prompb.Sample;
 import dev.weir.proto.prompb.TimeSeries;
 import dev.weir.storage.errors.ClientErrorException;
+import dev.weir.storage.tsdb.chunk.HistogramValues;
+import dev.weir.storage.tsdb.chunk.NativeHistogram;
 import dev.weir.storage.tsdb.labels.Labels;
+import dev.weir.storage.wire.HistogramProtos;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -28,8 +32,17 @@ public final class SeriesMerger {
   private long duplicates;
   private long conflicts;
 
-  /** One merged series: labels and samples in ascending, unique timestamp order. */
-  public record Series(Labels labels, long[] timestamps, double[] values) {}
+  /**
+   * One merged series: labels, float samples and native histogram samples, each in ascending,
+   * unique timestamp order.
+   */
+  public record Series(Labels labels, long[] timestamps, double[] values, long[] histogramTimestamps,
+      NativeHistogram[] histograms) {
+    /** A series of float samples only. */
+    public Series(Labels labels, long[] timestamps, double[] values) {
+      this(labels, timestamps, values, new long[0], new NativeHistogram[0]);
+    }
+  }
 
   /** @param limits caps on the series and samples of the result */
   public SeriesMerger(QueryLimits limits) {
@@ -73,12 +86,13 @@ public final class SeriesMerger {
           heads.add(c);
         }
       }
-      Series s = mergeSamples(labels, group);
-      if (s.timestamps().length == 0) {
+      Series floats = mergeSamples(labels, group);
+      Series s = mergeHistograms(floats, group);
+      if (s.timestamps().length == 0 && s.histogramTimestamps().length == 0) {
         continue;
       }
       out.add(s);
-      samples += s.timestamps().length;
+      samples += s.timestamps().length + s.histogramTimestamps().length;
       limits.check(out.size(), samples);
     }
     return out;
@@ -131,6 +145,53 @@ public final class SeriesMerger {
     return new Series(labels, ts, vs);
   }
 
+  /** Adds the merged histogram samples of the group to {@code floats}, with the same duplicate and conflict rules. */
+  private Series mergeHistograms(Series floats, List<Input> group) {
+    int total = 0;
+    for (Input in : group) {
+      total += in.histogramTimestamps.length;
+    }
+    if (total == 0) {
+      return floats;
+    }
+    long[] ts = new long[total];
+    NativeHistogram[] hs = new NativeHistogram[total];
+    int[] pos = new int[group.size()];
+    int n = 0;
+    while (true) {
+      int winner = -1;
+      long min = Long.MAX_VALUE;
+      for (int i = 0; i < group.size(); i++) {
+        Input in = group.get(i);
+        if (pos[i] < in.histogramTimestamps.length && (winner < 0 || in.histogramTimestamps[pos[i]] < min)) {
+          winner = i;
+          min = in.histogramTimestamps[pos[i]];
+        }
+      }
+      if (winner < 0) {
+        break;
+      }
+      NativeHistogram value = group.get(winner).histograms[pos[winner]];
+      ts[n] = min;
+      hs[n] = value;
+      n++;
+      pos[winner]++;
+      for (int i = 0; i < group.size(); i++) {
+        Input in = group.get(i);
+        while (pos[i] < in.histogramTimestamps.length && in.histogramTimestamps[pos[i]] == min) {
+          if (HistogramValues.sameValue(in.histograms[pos[i]], value)) {
+            duplicates++;
+          } else {
+            conflicts++;
+          }
+          pos[i]++;
+        }
+      }
+    }
+    return new Series(floats.labels(), floats.timestamps(), floats.values(), java.util.Arrays.copyOf(ts, n),
+        java.util.Arrays.copyOf(hs, n));
+  }
+
   /** The source's series as inputs, stably sorted by labels (a no-op pass when already sorted). */
   private static List<Input> sorted(List<TimeSeries> series) {
     List<Input> inputs = new ArrayList<>(series.size());
@@ -149,7 +210,8 @@ public final class SeriesMerger {
   }
 
   /** One source's copy of a series, samples in time order. */
-  private record Input(Labels labels, long[] timestamps, double[] values) {
+  private record Input(Labels labels, long[] timestamps, double[] values, long[] histogramTimestamps,
+      NativeHistogram[] histograms) {
     static Input of(TimeSeries ts) {
       String[] pairs = new String[ts.getLabelsCount() * 2];
       for (int i = 0; i < ts.getLabelsCount(); i++) {
@@ -171,7 +233,25 @@ public final class SeriesMerger {
         t[i] = samples.get(i).getTimestamp();
         v[i] = samples.get(i).getValue();
       }
-      return new Input(Labels.of(pairs), t, v);
+      List<Histogram> hl = ts.getHistogramsList();
+      for (int i = 1; i < hl.size(); i++) {
+        if (hl.get(i).getTimestamp() < hl.get(i - 1).getTimestamp()) {
+          hl = new ArrayList<>(hl);
+          hl.sort(Comparator.comparingLong(Histogram::getTimestamp));
+          break;
+        }
+      }
+      long[] ht = new long[hl.size()];
+      NativeHistogram[] hs = new NativeHistogram[hl.size()];
+      int k = 0;
+      for (Histogram h : hl) {
+        NativeHistogram decoded = HistogramProtos.fromProto(h).histogram();
+        if (decoded != null) { // a source sends what it stored: a refused message is a broken source
+          ht[k] = h.getTimestamp();
+          hs[k++] = decoded;
+        }
+      }
+      return new Input(Labels.of(pairs), t, v, java.util.Arrays.copyOf(ht, k), java.util.Arrays.copyOf(hs, k));
     }
   }
 

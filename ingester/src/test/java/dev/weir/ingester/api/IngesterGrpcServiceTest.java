@@ -245,6 +245,27 @@ class IngesterGrpcServiceTest {
   }
 
   @Test
+  void pushedHistogramsComeBackFromQueryStream() {
+    Histogram ints = Histogram.newBuilder().setTimestamp(NOW - 1_000).setCountInt(5).setSum(7.5).setSchema(2)
+        .setZeroThreshold(0.001).setZeroCountInt(1).addPositiveSpans(dev.weir.proto.prompb.BucketSpan.newBuilder()
+            .setOffset(-1).setLength(2)).addPositiveDeltas(3).addPositiveDeltas(-2)
+        .setResetHint(Histogram.ResetHint.UNKNOWN).build();
+    Histogram floats = Histogram.newBuilder().setTimestamp(NOW).setCountFloat(2.5).setSum(1).setSchema(0)
+        .addPositiveSpans(dev.weir.proto.prompb.BucketSpan.newBuilder().setOffset(1).setLength(1))
+        .addPositiveCounts(2.5).build();
+    stub("h").push(write(TimeSeries.newBuilder().addAllLabels(series(List.of("__name__", "hist")).getLabelsList())
+        .addHistograms(ints).addHistograms(floats).addSamples(Sample.newBuilder().setTimestamp(NOW - 2_000)
+            .setValue(3)).build()));
+    List<TimeSeries> got = query("h", eq("__name__", "hist"));
+    assertThat(got).singleElement().satisfies(ts -> {
+      assertThat(ts.getSamplesCount()).isEqualTo(1);
+      // A chunk does not keep the first sample's hint: UNKNOWN stays UNKNOWN here.
+      assertThat(ts.getHistogramsList()).containsExactly(ints, floats.toBuilder()
+          .setResetHint(Histogram.ResetHint.UNKNOWN).setZeroCountFloat(0).build()); // the oneof is always set
+    });
+  }
+
+  @Test
   void validPartOfAMixedRequestIsStored() {
     WriteRequest mixed = write(
         series(List.of("__name__", "good", "i", "1"), NOW, 1),

@@ -159,7 +159,7 @@ class OtlpTranslatorTest {
         .addDataPoints(HistogramDataPoint.newBuilder().setCount(1))).build();
     Metric exp = Metric.newBuilder().setName("e").setExponentialHistogram(ExponentialHistogram.newBuilder()
         .setAggregationTemporality(AggregationTemporality.AGGREGATION_TEMPORALITY_CUMULATIVE)
-        .addDataPoints(ExponentialHistogramDataPoint.newBuilder().setCount(3))).build();
+        .addDataPoints(ExponentialHistogramDataPoint.newBuilder().setCount(3).setScale(-5))).build();
     Metric broken = Metric.newBuilder().setName("b").setHistogram(Histogram.newBuilder()
         .setAggregationTemporality(AggregationTemporality.AGGREGATION_TEMPORALITY_CUMULATIVE)
         .addDataPoints(HistogramDataPoint.newBuilder().setTimeUnixNano(NANOS).setCount(2)
@@ -172,7 +172,7 @@ class OtlpTranslatorTest {
     Metric fine = Metric.newBuilder().setName("fine").setGauge(Gauge.newBuilder().addDataPoints(point(5))).build();
     OtlpTranslator.Result r = translator.translate(request(delta, unknown, exp, broken, noType, fine));
     assertThat(r.refusals()).extracting(OtlpTranslator.Refusal::reason).containsExactly("otlp_delta_temporality",
-        "otlp_unknown_temporality", "otlp_native_histogram", "otlp_invalid_histogram", "otlp_invalid_histogram",
+        "otlp_unknown_temporality", "otlp_invalid_histogram", "otlp_invalid_histogram", "otlp_invalid_histogram",
         "otlp_invalid_metric");
     assertThat(r.refusals()).extracting(OtlpTranslator.Refusal::points).containsExactly(2, 1, 1, 1, 1, 1);
     assertThat(r.refusals().get(0).message()).contains("metric \"d\"").contains("delta temporality");
@@ -180,6 +180,50 @@ class OtlpTranslatorTest {
     assertThat(r.refusals().get(4).message()).contains("1 bucket counts for 1 bounds");
     assertThat(text(r)).containsExactly("b_bucket{le=+Inf} 0=2.0", "b_bucket{le=1} 0=1.0", "b_count{} 0=2.0",
         "fine{} 0=5.0");
+  }
+
+  @Test
+  void exponentialHistogramsBecomeNativeHistogramsAsPrometheusConvertsThem() {
+    // Scale 2, positive buckets from OTLP index -1 (Prometheus index 0): 1, 2, 0, 0, 0, 3 (a gap of 3
+    // empty buckets splits the span), negative bucket at OTLP index 4 (Prometheus 5): 7.
+    ExponentialHistogramDataPoint p = ExponentialHistogramDataPoint.newBuilder().setTimeUnixNano(NANOS)
+        .setScale(2).setCount(14).setSum(12.5).setZeroCount(1).setZeroThreshold(0.001)
+        .setPositive(ExponentialHistogramDataPoint.Buckets.newBuilder().setOffset(-1)
+            .addAllBucketCounts(List.of(1L, 2L, 0L, 0L, 0L, 3L)))
+        .setNegative(ExponentialHistogramDataPoint.Buckets.newBuilder().setOffset(4).addBucketCounts(7))
+        .addAttributes(io.opentelemetry.proto.common.v1.KeyValue.newBuilder().setKey("route")
+            .setValue(io.opentelemetry.proto.common.v1.AnyValue.newBuilder().setStringValue("/a")))
+        .build();
+    Metric exp = Metric.newBuilder().setName("latency").setUnit("s").setExponentialHistogram(
+        ExponentialHistogram.newBuilder().setAggregationTemporality(
+            AggregationTemporality.AGGREGATION_TEMPORALITY_CUMULATIVE).addDataPoints(p)).build();
+    OtlpTranslator.Result r = translator.translate(request(exp));
+    assertThat(r.refusals()).isEmpty();
+    dev.weir.proto.prompb.TimeSeries ts = r.request().getTimeseriesList().stream()
+        .filter(t -> t.getHistogramsCount() > 0).findFirst().orElseThrow();
+    assertThat(ts.getSamplesCount()).isZero();
+    assertThat(ts.getLabelsList()).extracting(l -> l.getName() + "=" + l.getValue())
+        .contains("__name__=latency_seconds", "route=/a");
+    dev.weir.storage.wire.HistogramProtos.Decoded d = dev.weir.storage.wire.HistogramProtos.fromProto(ts.getHistograms(0));
+    assertThat(d.problem()).as("%s", d.problem()).isNull();
+    dev.weir.storage.tsdb.chunk.NativeHistogram h = d.histogram();
+    assertThat(h).isEqualTo(new dev.weir.storage.tsdb.chunk.NativeHistogram(false, 0, 2, 0.001, 1, 14, 12.5,
+        new int[] {0, 2, 3, 1}, new double[] {1, 2, 3}, new int[] {5, 1}, new double[] {7}, new double[0]));
+    assertThat(ts.getHistograms(0).getTimestamp()).isEqualTo(T);
+  }
+
+  @Test
+  void exponentialHistogramsAboveScale8AreDownScaled() {
+    // Scale 10: two steps down to schema 8; OTLP indexes 0..7 -> (i >> 2) + 1 = 1, 1, 1, 1, 2, 2, 2, 2.
+    ExponentialHistogramDataPoint p = ExponentialHistogramDataPoint.newBuilder().setTimeUnixNano(NANOS)
+        .setScale(10).setCount(8).setSum(8)
+        .setPositive(ExponentialHistogramDataPoint.Buckets.newBuilder().setOffset(0)
+            .addAllBucketCounts(List.of(1L, 1L, 1L, 1L, 1L, 1L, 1L, 1L))).build();
+    dev.weir.storage.tsdb.chunk.NativeHistogram h = OtlpExponentialHistograms.convert(p, 0, false);
+    assertThat(h.schema()).isEqualTo(8);
+    assertThat(h.positiveSpans()).containsExactly(1, 2);
+    assertThat(h.positiveBuckets()).containsExactly(4, 4);
+    assertThat(h.checkLayout()).isNull();
   }
 
   @Test

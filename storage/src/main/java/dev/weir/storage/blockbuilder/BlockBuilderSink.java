@@ -56,8 +56,8 @@ public final class BlockBuilderSink implements BatchSink {
         .register(registry);
     samples = Counter.builder("weir.block.builder.samples").description("Samples written into uploaded blocks"
         + " (counted per attempt: a redone cycle counts again).").register(registry);
-    dropped = Counter.builder("weir.block.builder.dropped.series").description("Series dropped: native"
-        + " histograms (not stored yet) or invalid label sets.").register(registry);
+    dropped = Counter.builder("weir.block.builder.dropped.series").description("Series dropped for invalid"
+        + " label sets, and inconsistent native histogram samples dropped.").register(registry);
     leftovers = Counter.builder("weir.block.builder.leftover.blocks.deleted").description("Blocks and unfinished"
         + " uploads of uncommitted attempts deleted.").register(registry);
   }

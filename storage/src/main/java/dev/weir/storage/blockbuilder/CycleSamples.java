@@ -1,15 +1,19 @@
 package dev.weir.storage.blockbuilder;
 
+import dev.weir.proto.prompb.Histogram;
 import dev.weir.proto.prompb.Label;
 import dev.weir.proto.prompb.Sample;
 import dev.weir.proto.prompb.TimeSeries;
 import dev.weir.proto.prompb.WriteRequest;
 import dev.weir.storage.tsdb.block.BlockMeta;
 import dev.weir.storage.tsdb.block.BlockWriter;
+import dev.weir.storage.tsdb.chunk.HistogramValues;
+import dev.weir.storage.tsdb.chunk.NativeHistogram;
 import dev.weir.storage.tsdb.chunk.XorAppender;
 import dev.weir.storage.tsdb.head.ChunkData;
 import dev.weir.storage.tsdb.head.SeriesChunks;
 import dev.weir.storage.tsdb.labels.Labels;
+import dev.weir.storage.wire.HistogramProtos;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -44,6 +48,44 @@ final class CycleSamples {
     long[] vs = new long[8];
     int n;
     boolean sorted = true;
+    /** Native histogram samples, apart from the floats: timestamps and histograms. */
+    long[] hts = new long[0];
+    NativeHistogram[] hs = new NativeHistogram[0];
+    int hn;
+
+    void addHistogram(long t, NativeHistogram h) {
+      if (hn == hts.length) {
+        hts = Arrays.copyOf(hts, Math.max(8, hn * 2));
+        hs = Arrays.copyOf(hs, Math.max(8, hn * 2));
+      }
+      hts[hn] = t;
+      hs[hn] = h;
+      hn++;
+    }
+
+    /** {@link #sortDedupe} for the histogram samples. */
+    void sortDedupeHistograms() {
+      Integer[] idx = new Integer[hn];
+      for (int i = 0; i < hn; i++) {
+        idx[i] = i;
+      }
+      long[] t0 = hts;
+      Arrays.sort(idx, (a, b) -> Long.compare(t0[a], t0[b])); // stable: the first consumed wins a tie
+      long[] t = new long[hn];
+      NativeHistogram[] h = new NativeHistogram[hn];
+      int w = 0;
+      for (int i = 0; i < hn; i++) {
+        if (w > 0 && hts[idx[i]] == t[w - 1]) {
+          continue;
+        }
+        t[w] = hts[idx[i]];
+        h[w] = hs[idx[i]];
+        w++;
+      }
+      hts = t;
+      hs = h;
+      hn = w;
+    }
 
     void add(long t, double v) {
       if (n == ts.length) {
@@ -101,8 +143,7 @@ final class CycleSamples {
       }
     }
     for (TimeSeries ts : request.getTimeseriesList()) {
-      histograms += ts.getHistogramsCount();
-      if (ts.getSamplesCount() == 0) {
+      if (ts.getSamplesCount() == 0 && ts.getHistogramsCount() == 0) {
         continue;
       }
       String[] pairs = new String[ts.getLabelsCount() * 2];
@@ -123,6 +164,15 @@ final class CycleSamples {
         b.add(s.getTimestamp(), s.getValue());
         samples++;
       }
+      for (Histogram h : ts.getHistogramsList()) {
+        NativeHistogram decoded = HistogramProtos.fromProto(h).histogram();
+        if (decoded == null) {
+          histograms++; // the distributor checked it: only a record from elsewhere gets here
+          continue;
+        }
+        b.addHistogram(h.getTimestamp(), decoded);
+        samples++;
+      }
     }
   }
 
@@ -130,6 +180,7 @@ final class CycleSamples {
     return samples;
   }
 
+  /** Histogram samples dropped as inconsistent. */
   long histograms() {
     return histograms;
   }
@@ -156,24 +207,49 @@ final class CycleSamples {
       for (Labels l : sortedLabels) {
         Buffer b = series.get(l);
         b.sortDedupe();
+        b.sortDedupeHistograms();
+        TreeMap<Long, List<ChunkData>> seriesRanges = new TreeMap<>();
+        // Floats and histograms in one time order: a chunk holds a run of one kind, so a series'
+        // chunks never overlap (a float and a histogram at one timestamp: the float is kept).
         int i = 0;
-        while (i < b.n) {
-          long range = Math.floorDiv(b.ts[i], rangeMillis);
-          List<ChunkData> chunks = new ArrayList<>();
-          while (i < b.n && Math.floorDiv(b.ts[i], rangeMillis) == range) {
+        int k = 0;
+        while (i < b.n || k < b.hn) {
+          boolean floatRun = k >= b.hn || (i < b.n && b.ts[i] <= b.hts[k]);
+          long range = Math.floorDiv(floatRun ? b.ts[i] : b.hts[k], rangeMillis);
+          List<ChunkData> chunks = seriesRanges.computeIfAbsent(range, r -> new ArrayList<>());
+          if (floatRun) {
             XorAppender app = new XorAppender();
             int inChunk = 0;
-            while (i < b.n && inChunk < SAMPLES_PER_CHUNK && Math.floorDiv(b.ts[i], rangeMillis) == range) {
+            while (i < b.n && inChunk < SAMPLES_PER_CHUNK && Math.floorDiv(b.ts[i], rangeMillis) == range
+                && (k >= b.hn || b.ts[i] <= b.hts[k])) {
               app.append(b.ts[i], Double.longBitsToDouble(b.vs[i]));
+              if (k < b.hn && b.hts[k] == b.ts[i]) {
+                k++; // the float wins the timestamp
+              }
               i++;
               inChunk++;
             }
             chunks.add(new ChunkData(app.minTime(), app.maxTime(), app.bytes()));
+          } else {
+            int from = k;
+            while (k < b.hn && Math.floorDiv(b.hts[k], rangeMillis) == range && (i >= b.n || b.hts[k] < b.ts[i])) {
+              k++;
+            }
+            for (HistogramValues.Encoded e : HistogramValues.encode(Arrays.copyOfRange(b.hts, from, k),
+                Arrays.copyOfRange(b.hs, from, k), k - from, SAMPLES_PER_CHUNK)) {
+              chunks.add(new ChunkData(e.minTime(), e.maxTime(), e.bytes(), e.encoding()));
+            }
           }
+        }
+        for (Map.Entry<Long, List<ChunkData>> sr : seriesRanges.entrySet()) {
+          long range = sr.getKey();
+          List<ChunkData> chunks = sr.getValue();
           byRange.computeIfAbsent(range, r -> new ArrayList<>()).add(new SeriesChunks(l, chunks));
           long[] mm = bounds.computeIfAbsent(range, r -> new long[] {Long.MAX_VALUE, Long.MIN_VALUE});
-          mm[0] = Math.min(mm[0], chunks.get(0).minTime());
-          mm[1] = Math.max(mm[1], chunks.get(chunks.size() - 1).maxTime());
+          for (ChunkData c : chunks) { // float and histogram chunks may overlap in time
+            mm[0] = Math.min(mm[0], c.minTime());
+            mm[1] = Math.max(mm[1], c.maxTime());
+          }
         }
       }
       for (Map.Entry<Long, List<SeriesChunks>> e : byRange.entrySet()) {

@@ -153,6 +153,48 @@ class BlockBuilderSinkTest {
       } else {
         assertThat(m).as("no metadata, no side file").isEmpty();
       }
+      }
+    }
+  }
+
+  @Test
+  void histogramSamplesGoIntoHistogramChunksOfTheirRangesBlocks() throws Exception {
+    FilesystemBucket bucket = new FilesystemBucket(dir.resolve("bucket"));
+    BatchSink.Batch b = sink(bucket).begin(0, 0, 5 * HOUR);
+    List<dev.weir.storage.tsdb.chunk.NativeHistogram> sent = new ArrayList<>();
+    // 200 samples a minute apart from 3h (across the 4h and 6h boundaries), newest first, floats interleaved.
+    for (int i = 199; i >= 0; i--) {
+      dev.weir.storage.tsdb.chunk.NativeHistogram h = new dev.weir.storage.tsdb.chunk.NativeHistogram(i % 2 == 0,
+          0, 1, 0, 0, 2.0 * i, i, new int[] {0, 2}, new double[] {i, i}, new int[0], new double[0], new double[0]);
+      sent.add(0, h);
+      TimeSeries ts = TimeSeries.newBuilder().addLabels(Label.newBuilder().setName("__name__").setValue("h"))
+          .addHistograms(dev.weir.storage.wire.HistogramProtos.toProto(h, 3 * HOUR + i * 60_000L))
+          .addSamples(Sample.newBuilder().setTimestamp(3 * HOUR + i * 60_000L + 1).setValue(i)).build();
+      b.add("t", WriteRequest.newBuilder().addTimeseries(ts).build(), 199 - i, 5 * HOUR);
+    }
+    b.flush(200);
+    b.close();
+    List<dev.weir.storage.tsdb.chunk.NativeHistogram> got = new ArrayList<>();
+    int floats = 0;
+    List<Bucket.BlockRef> blocks = bucket.list();
+    assertThat(blocks).hasSize(3);
+    blocks = new ArrayList<>(blocks);
+    blocks.sort(java.util.Comparator.comparing(Bucket.BlockRef::id));
+    for (Bucket.BlockRef r : blocks) {
+      Block block = Block.open(bucket.root().resolve(r.tenant()).resolve(r.id()));
+      for (SeriesChunks s : block.select(Long.MIN_VALUE, Long.MAX_VALUE, List.of(Matcher.eq("__name__", "h")))) {
+        assertThat(s.chunks()).anySatisfy(c -> assertThat(c.encoding()).isEqualTo(
+            dev.weir.storage.tsdb.chunk.Chunks.HISTOGRAM));
+        got.addAll(List.of(s.histograms(Long.MIN_VALUE, Long.MAX_VALUE).histograms()));
+        floats += s.samples(Long.MIN_VALUE, Long.MAX_VALUE).size();
+      }
+      assertThat(block.meta().numSamples()).isPositive();
+    }
+    assertThat(floats).isEqualTo(200);
+    assertThat(got).hasSize(200);
+    for (int i = 0; i < 200; i++) {
+      assertThat(dev.weir.storage.tsdb.chunk.HistogramValues.sameValue(got.get(i), sent.get(i))).as("sample %d", i)
+          .isTrue();
     }
   }
 }

@@ -117,6 +117,42 @@ class TsdbTest {
   }
 
   @Test
+  void histogramsGoThroughCompactionCheckpointAndRestart() throws Exception {
+    Tsdb t = openTsdb(Duration.ZERO);
+    List<dev.weir.storage.tsdb.chunk.NativeHistogram> wrote = new ArrayList<>();
+    Labels l = Labels.of("__name__", "h");
+    for (long ts = 0; ts < 300_000; ts += 1000) {
+      int n = (int) (ts / 1000);
+      dev.weir.storage.tsdb.chunk.NativeHistogram h = new dev.weir.storage.tsdb.chunk.NativeHistogram(n % 3 == 0, 0,
+          2, 0.001, 1, 1 + 3.0 * n, n, new int[] {-1, 3}, new double[] {n, n, n}, new int[0], new double[0],
+          new double[0]);
+      Appender app = t.head("a").appender();
+      app.addHistogram(app.series(l), ts, h);
+      assertThat(app.commit(true).appended()).isEqualTo(1);
+      wrote.add(h);
+    }
+    t.compactAll();
+    assertThat(t.tenant("a").blocks()).hasSize(4);
+    close(t);
+    Tsdb again = openTsdb(Duration.ZERO); // blocks plus the checkpointed and replayed WAL
+    List<dev.weir.storage.tsdb.chunk.NativeHistogram> got = new ArrayList<>();
+    List<Long> times = new ArrayList<>();
+    for (SeriesChunks s : again.tenant("a").select(Long.MIN_VALUE, Long.MAX_VALUE, List.of())) {
+      SeriesChunks.Histograms hs = s.histograms(Long.MIN_VALUE, Long.MAX_VALUE);
+      got.addAll(List.of(hs.histograms()));
+      for (long x : hs.timestamps()) {
+        times.add(x);
+      }
+    }
+    assertThat(times).as("%s", times).hasSize(300);
+    assertThat(times.get(299)).isEqualTo(299_000L);
+    for (int i = 0; i < 300; i++) {
+      assertThat(dev.weir.storage.tsdb.chunk.HistogramValues.sameValue(got.get(i), wrote.get(i))).as("sample %d", i)
+          .isTrue();
+    }
+  }
+
+  @Test
   void compactionWritesBlocksTruncatesTheHeadAndCheckpointsTheWal() throws Exception {
     Tsdb t = openTsdb(Duration.ZERO);
     Map<Labels, List<Long>> wrote = write(t, "a", 10, 0, 300_000);

@@ -104,19 +104,8 @@ final class HistogramHead {
     return null;
   }
 
-  /**
-   * Whether two histograms are the same sample value: equal apart from the counter reset hint
-   * (a re-sent sample compared with what a chunk returns; see {@link #at}).
-   */
+  /** See {@link dev.weir.storage.tsdb.chunk.HistogramValues#sameValue}. */
   static boolean sameValue(NativeHistogram a, NativeHistogram b) {
-    if (a.counterResetHint() == b.counterResetHint()) {
-      return a.equals(b);
-    }
-    return a.isFloat() == b.isFloat() && a.sameLayout(b)
-        && Double.doubleToLongBits(a.zeroCount()) == Double.doubleToLongBits(b.zeroCount())
-        && Double.doubleToLongBits(a.count()) == Double.doubleToLongBits(b.count())
-        && Double.doubleToLongBits(a.sum()) == Double.doubleToLongBits(b.sum())
-        && java.util.Arrays.equals(a.positiveBuckets(), b.positiveBuckets())
-        && java.util.Arrays.equals(a.negativeBuckets(), b.negativeBuckets());
+    return dev.weir.storage.tsdb.chunk.HistogramValues.sameValue(a, b);
   }
 }

@@ -52,41 +52,40 @@ public final class HistogramRecords {
   }
 
   /**
-   * Appends the first {@code n} histogram samples, one record per type in use and as many as
-   * needed to keep each payload within {@code maxPayload} (a single larger sample gets a record
-   * of its own). Samples keep their order within a type.
+   * Appends the first {@code n} histogram samples in their order: a record holds a run of samples
+   * of one type, and a new record starts where the type changes or the payload would exceed
+   * {@code maxPayload} (a single larger sample gets a record of its own), so a replay applies them
+   * in the order they were committed.
    */
   public static void append(ByteSink sink, int[] refs, long[] ts, NativeHistogram[] hs, int n, int maxPayload) {
     ByteSink body = new ByteSink(256);
-    for (int type = TYPE_HISTOGRAM_SAMPLES; type <= TYPE_CUSTOM_BUCKETS_FLOAT_HISTOGRAM_SAMPLES; type++) {
-      int start = -1;
-      int payload = 0;
-      int baseRef = 0;
-      long baseT = 0;
-      for (int i = 0; i < n; i++) {
-        if (typeOf(hs[i]) != type) {
-          continue;
-        }
-        body.reset();
-        encode(body, hs[i]);
-        if (start >= 0 && payload + DELTA_BYTES + body.length() > maxPayload) {
-          WalRecords.end(sink, start);
-          start = -1;
-        }
-        if (start < 0) {
-          start = WalRecords.begin(sink, type);
-          baseRef = refs[i];
-          baseT = ts[i];
-          sink.putBe64(baseRef).putBe64(baseT);
-          payload = HEADER_BYTES;
-        }
-        int before = sink.length();
-        sink.putVarint((long) refs[i] - baseRef).putVarint(ts[i] - baseT).put(body.array(), 0, body.length());
-        payload += sink.length() - before;
-      }
-      if (start >= 0) {
+    int start = -1;
+    int type = -1;
+    int payload = 0;
+    int baseRef = 0;
+    long baseT = 0;
+    for (int i = 0; i < n; i++) {
+      body.reset();
+      encode(body, hs[i]);
+      int t = typeOf(hs[i]);
+      if (start >= 0 && (t != type || payload + DELTA_BYTES + body.length() > maxPayload)) {
         WalRecords.end(sink, start);
+        start = -1;
       }
+      if (start < 0) {
+        start = WalRecords.begin(sink, t);
+        type = t;
+        baseRef = refs[i];
+        baseT = ts[i];
+        sink.putBe64(baseRef).putBe64(baseT);
+        payload = HEADER_BYTES;
+      }
+      int before = sink.length();
+      sink.putVarint((long) refs[i] - baseRef).putVarint(ts[i] - baseT).put(body.array(), 0, body.length());
+      payload += sink.length() - before;
+    }
+    if (start >= 0) {
+      WalRecords.end(sink, start);
     }
   }
 
