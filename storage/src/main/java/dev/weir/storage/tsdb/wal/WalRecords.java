@@ -194,6 +194,19 @@ public final class WalRecords {
     end(sink, start);
   }
 
+  /** Reads a label count and that many name/value strings (a SERIES or EXEMPLARS record's labels). */
+  static Labels labels(ByteSource in, int maxLabels) {
+    int numLabels = (int) in.uvarint();
+    if (numLabels < 0 || numLabels > maxLabels) {
+      throw new IllegalStateException("implausible label count " + numLabels);
+    }
+    String[] pairs = new String[numLabels * 2];
+    for (int j = 0; j < pairs.length; j++) {
+      pairs[j] = in.string();
+    }
+    return Labels.ofSortedPairs(pairs);
+  }
+
   /** Decodes one payload (without frame) into the visitor. */
   public static void decode(ByteBuffer payload, Visitor v) {
     ByteSource in = new ByteSource(payload);
@@ -203,15 +216,7 @@ public final class WalRecords {
         long n = in.uvarint();
         for (long i = 0; i < n; i++) {
           int ref = (int) in.uvarint();
-          int numLabels = (int) in.uvarint();
-          if (numLabels < 0 || numLabels > 10_000) {
-            throw new IllegalStateException("implausible label count " + numLabels);
-          }
-          String[] pairs = new String[numLabels * 2];
-          for (int j = 0; j < pairs.length; j++) {
-            pairs[j] = in.string();
-          }
-          Labels labels = Labels.ofSortedPairs(pairs);
+          Labels labels = labels(in, 10_000);
           try {
             v.series(ref, labels);
           } catch (RuntimeException e) {
