@@ -75,12 +75,20 @@ public final class IngesterGrpcService extends QueryingIngesterService {
     }
   }
 
-  @Override
-  public void metricsMetadata(MetricsMetadataRequest request, StreamObserver<MetricsMetadataResponse> out) {
+  /** The local ingester, or null after answering UNIMPLEMENTED (a distributor-only process). */
+  private @org.jspecify.annotations.Nullable Ingester ingesterOrRefuse(StreamObserver<?> out) {
     Ingester i = ingester;
     if (i == null) {
       out.onError(Status.UNIMPLEMENTED.withDescription("this process runs no ingester (--target=distributor):"
           + " query an ingester").asRuntimeException());
+    }
+    return i;
+  }
+
+  @Override
+  public void metricsMetadata(MetricsMetadataRequest request, StreamObserver<MetricsMetadataResponse> out) {
+    Ingester i = ingesterOrRefuse(out);
+    if (i == null) {
       return;
     }
     try {
@@ -95,10 +103,8 @@ public final class IngesterGrpcService extends QueryingIngesterService {
   @Override
   public void queryExemplars(dev.weir.proto.ingester.ExemplarQueryRequest request,
       StreamObserver<dev.weir.proto.ingester.ExemplarQueryResponse> out) {
-    Ingester i = ingester;
+    Ingester i = ingesterOrRefuse(out);
     if (i == null) {
-      out.onError(Status.UNIMPLEMENTED.withDescription("this process runs no ingester (--target=distributor):"
-          + " query an ingester").asRuntimeException());
       return;
     }
     try {

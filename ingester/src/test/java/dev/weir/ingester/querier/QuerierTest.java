@@ -92,6 +92,7 @@ class QuerierTest {
   @BeforeEach
   void setUp() throws Exception {
     Tsdb tsdb = new Tsdb(TsdbConfig.defaults(dir), new TsdbMetrics(registry), clock::get, t -> () -> 0);
+    tsdb.exemplarLimits(t -> () -> 10);
     ingester = new Ingester(new IngesterConfig("ingester-0", dir, Duration.ofMinutes(20)), tsdb,
         t -> new Limits(30, 1024, 2048, Duration.ofMinutes(10), 0), new IngesterMetrics(registry, clock::get, 1_200_000),
         clock::get);
@@ -279,6 +280,29 @@ class QuerierTest {
     for (Metadata md : sg1.headers) {
       assertThat(md.get(GrpcInterceptors.READ_CONSISTENCY_OFFSETS)).isNull();
     }
+  }
+
+  @Test
+  void exemplarsAreGatheredFromTheIngestersOnlyAndSelectedByMatchers() {
+    TimeSeries.Builder up = series("up", "api").toBuilder();
+    up.addExemplars(dev.weir.proto.prompb.Exemplar.newBuilder().setTimestamp(NOW - MIN).setValue(1)
+        .addLabels(dev.weir.proto.prompb.Label.newBuilder().setName("trace_id").setValue("t1")));
+    up.addExemplars(dev.weir.proto.prompb.Exemplar.newBuilder().setTimestamp(NOW - 5 * MIN).setValue(2)
+        .addLabels(dev.weir.proto.prompb.Label.newBuilder().setName("trace_id").setValue("t0")));
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> ingester.push(TENANT, WriteRequest.newBuilder()
+            .addTimeseries(up).build())).as("the older second exemplar is out of order")
+        .isInstanceOfSatisfying(dev.weir.storage.errors.ClientErrorException.class,
+            e -> assertThat(e.reason()).isEqualTo("exemplar_out_of_order"));
+    Querier q = querier();
+    List<dev.weir.storage.tsdb.head.SeriesExemplars> got = q.exemplars(TENANT, NOW - 10 * MIN, NOW, name("up"));
+    assertThat(got).hasSize(1);
+    assertThat(got.get(0).seriesLabels().get("job")).isEqualTo("api");
+    assertThat(got.get(0).exemplars()).extracting(e -> e.labels().get("trace_id"), e -> e.timestamp())
+        .containsExactly(org.assertj.core.groups.Tuple.tuple("t1", NOW - MIN));
+    assertThat(q.exemplars(TENANT, NOW - 10 * MIN, NOW - 2 * MIN, name("up"))).as("outside the range").isEmpty();
+    assertThat(q.exemplars(TENANT, NOW - 10 * MIN, NOW, name("requests"))).isEmpty();
+    assertThat(q.exemplars("team-b", NOW - 10 * MIN, NOW, name("up"))).isEmpty();
+    assertThat(sg1.requests).as("blocks carry no exemplars").isEmpty();
   }
 
   @Test

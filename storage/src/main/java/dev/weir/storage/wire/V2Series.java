@@ -44,48 +44,19 @@ final class V2Series {
         } catch (InvalidProtocolBufferException e) {
           throw new WireFormatException("invalid histogram: " + e.getMessage());
         }
-      } else if ((tag >>> 3) == 4 && wt == ProtoReader.LEN) {
-        int s = r.lengthDelimited();
-        b.addExemplars(exemplar(new ProtoReader().reset(buf, s, r.pos - s), syms));
       } else {
         r.skip(wt);
       }
+    }
+    for (int i = 0; i < ws.exemplars(); i++) {
+      WireSeries.WireExemplar we = ws.exemplar(i);
+      Exemplar.Builder e = Exemplar.newBuilder().setValue(we.value()).setTimestamp(we.timestamp());
+      String[] p = we.pairs();
+      for (int j = 0; j + 1 < p.length; j += 2) {
+        e.addLabels(Label.newBuilder().setName(p[j]).setValue(p[j + 1]));
+      }
+      b.addExemplars(e);
     }
     return b.build();
-  }
-
-  private static Exemplar exemplar(ProtoReader r, Symbols syms) {
-    Exemplar.Builder e = Exemplar.newBuilder();
-    int[] refs = new int[8];
-    int n = 0;
-    while (r.more()) {
-      int tag = r.tag();
-      int f = tag >>> 3;
-      int wt = tag & 7;
-      if (f == 1 && (wt == ProtoReader.LEN || wt == ProtoReader.VARINT)) {
-        int end = r.pos;
-        if (wt == ProtoReader.LEN) {
-          int s = r.lengthDelimited();
-          end = r.pos;
-          r.pos = s;
-        }
-        do {
-          if (n == refs.length) {
-            refs = java.util.Arrays.copyOf(refs, n * 2);
-          }
-          refs[n++] = (int) r.varint();
-        } while (r.pos < end);
-      } else if (f == 2 && wt == ProtoReader.FIXED64) {
-        e.setValue(Double.longBitsToDouble(r.fixed64()));
-      } else if (f == 3 && wt == ProtoReader.VARINT) {
-        e.setTimestamp(r.varint());
-      } else {
-        r.skip(wt);
-      }
-    }
-    for (int i = 0; i + 1 < n; i += 2) {
-      e.addLabels(Label.newBuilder().setName(syms.string(refs[i])).setValue(syms.string(refs[i + 1])));
-    }
-    return e.build();
   }
 }

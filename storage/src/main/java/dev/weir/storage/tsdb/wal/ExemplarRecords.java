@@ -57,15 +57,7 @@ public final class ExemplarRecords {
       int ref = (int) (baseRef + in.varint());
       long t = baseT + in.varint();
       double value = in.getDouble();
-      int numLabels = (int) in.uvarint();
-      if (numLabels < 0 || numLabels > 1_000) {
-        throw new IllegalStateException("implausible exemplar label count " + numLabels);
-      }
-      String[] pairs = new String[numLabels * 2];
-      for (int j = 0; j < pairs.length; j++) {
-        pairs[j] = in.string();
-      }
-      Labels labels = Labels.ofSortedPairs(pairs);
+      Labels labels = WalRecords.labels(in, 1_000);
       try {
         v.exemplar(ref, t, value, labels);
       } catch (RuntimeException e) {

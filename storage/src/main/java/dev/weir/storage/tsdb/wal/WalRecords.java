@@ -214,6 +214,19 @@ public final class WalRecords {
     end(sink, start);
   }
 
+  /** Reads a label count and that many name/value strings (a SERIES or EXEMPLARS record's labels). */
+  static Labels labels(ByteSource in, int maxLabels) {
+    int numLabels = (int) in.uvarint();
+    if (numLabels < 0 || numLabels > maxLabels) {
+      throw new IllegalStateException("implausible label count " + numLabels);
+    }
+    String[] pairs = new String[numLabels * 2];
+    for (int j = 0; j < pairs.length; j++) {
+      pairs[j] = in.string();
+    }
+    return Labels.ofSortedPairs(pairs);
+  }
+
   /** Decodes one payload (without framing) into the visitor. */
   public static void decode(ByteBuffer payload, Visitor v) {
     ByteSource in = new ByteSource(payload);
@@ -264,15 +277,7 @@ public final class WalRecords {
 
   /** A label set: count (uvarint), then names and values (uvarint-prefixed strings), sorted. */
   static Labels labels(ByteSource in) {
-    int numLabels = (int) in.uvarint();
-    if (numLabels < 0 || numLabels > 10_000) {
-      throw new IllegalStateException("implausible label count " + numLabels);
-    }
-    String[] pairs = new String[numLabels * 2];
-    for (int j = 0; j < pairs.length; j++) {
-      pairs[j] = in.string();
-    }
-    return Labels.ofSortedPairs(pairs);
+    return labels(in, 10_000);
   }
 
   /** A series ref as Weir holds it: refs outside 0..2^31 - 1 are not Weir's (damage). */
