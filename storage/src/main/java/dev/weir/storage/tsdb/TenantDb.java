@@ -94,7 +94,9 @@ public final class TenantDb {
     TenantDb db = new TenantDb(tenant, config, metrics, wallClock, head);
     db.loadBlocks();
     db.loadBlockMetadata();
-    long blocksEnd = db.blocks.stream().mapToLong(b -> b.meta().maxTime()).max().orElse(Long.MIN_VALUE);
+    // Blocks of out-of-order samples may reach into the head's range: they do not bound it (Prometheus).
+    long blocksEnd = db.blocks.stream().filter(b -> !OooCompaction.isOutOfOrderBlock(b))
+        .mapToLong(b -> b.meta().maxTime()).max().orElse(Long.MIN_VALUE);
     head.setMinValidTime(blocksEnd);
     long t0 = System.nanoTime();
     AtomicLong samples = new AtomicLong();
@@ -139,6 +141,7 @@ public final class TenantDb {
         replayed.accept(bytes);
       }
     }, config.walRepair(), metrics.wal, tenant);
+    Wal wbl = db.replayWbl(samples, unknown);
     head.finishReplay();
     metrics.samplesReplayed.increment(samples.get());
     if (unknown.get() > 0) {
@@ -154,7 +157,47 @@ public final class TenantDb {
     db.wal = w;
     db.replay = r;
     head.attachWal(w);
+    head.attachWbl(() -> Wal.open(config.wblDir(tenant), config.walSegmentBytes(), config.channelOpener(),
+        metrics.wal, tenant), wbl);
     return db;
+  }
+
+  /**
+   * Replays the write-behind log, after the WAL (whose series records its samples use), into the
+   * out-of-order head; returns it opened for appending, or null when the tenant has none.
+   */
+  private @Nullable Wal replayWbl(AtomicLong samples, AtomicLong unknown) throws IOException, WalCorruptionException {
+    Path dir = config.wblDir(tenant);
+    if (!Files.isDirectory(dir)) {
+      return null;
+    }
+    AtomicLong ooo = new AtomicLong();
+    WalReader.replay(dir, new WalRecords.Visitor() {
+      @Override
+      public void series(int ref, Labels labels) {
+        // the WBL holds samples only; series records are in the WAL
+      }
+
+      @Override
+      public void sample(int ref, long t, double v) {
+        if (head.replayOooSample(ref, t, v)) {
+          ooo.incrementAndGet();
+        } else {
+          unknown.incrementAndGet();
+        }
+      }
+    }, config.walRepair(), metrics.wal, tenant);
+    samples.addAndGet(ooo.get());
+    if (ooo.get() > 0) {
+      log.info("msg=\"WBL replayed\" user={} out_of_order_samples={}", tenant, ooo.get());
+    }
+    Wal w = Wal.open(dir, config.walSegmentBytes(), config.channelOpener(), metrics.wal, tenant);
+    return w;
+  }
+
+  /** The write-behind log, or null while the tenant has no out-of-order sample. */
+  public @Nullable Wal wbl() {
+    return head.wbl();
   }
 
   private void loadBlocks() throws IOException {
@@ -237,7 +280,7 @@ public final class TenantDb {
       }
       lastStart = start;
       List<SeriesChunks> data = new ArrayList<>();
-      for (SeriesChunks s : head.select(start, end - 1, List.of())) {
+      for (SeriesChunks s : head.selectInOrder(start, end - 1)) {
         List<ChunkData> inRange = new ArrayList<>();
         for (ChunkData c : s.chunks()) {
           if (c.minTime() >= start && c.maxTime() < end) {
@@ -263,6 +306,9 @@ public final class TenantDb {
       int removed = head.truncate(end);
       checkpoint(end, removed);
     }
+    if (written > 0 || flush) {
+      written += OooCompaction.run(this, head, config, wallClock, metrics);
+    }
     return written;
   }
 
@@ -278,6 +324,12 @@ public final class TenantDb {
       log.warn("msg=\"block metadata side file not written\" user={} block={} err=\"{}\"", tenant,
           blockDir.getFileName(), e.toString());
     }
+  }
+
+  /** Adds a block that a compaction wrote into this tenant's directory. */
+  void addBlock(Block b) {
+    blocks.add(b);
+    blocks.sort(Comparator.comparingLong(x -> x.meta().minTime()));
   }
 
   private void checkpoint(long minTime, int removedSeries) {
@@ -378,8 +430,15 @@ public final class TenantDb {
 
   void close() throws IOException {
     Wal w = wal;
-    if (w != null) {
-      w.close();
+    Wal o = head.wbl();
+    try {
+      if (w != null) {
+        w.close();
+      }
+    } finally {
+      if (o != null) {
+        o.close();
+      }
     }
   }
 }

@@ -52,6 +52,7 @@ public final class Tsdb implements AutoCloseable {
   private ReplayReport replayReport = new ReplayReport(java.util.Map.of());
   private volatile ProgressBoard progress = ProgressBoard.standard();
   private volatile Function<String, IntSupplier> exemplarLimits = tenant -> () -> 0;
+  private volatile Function<String, LongSupplier> oooWindows = t -> () -> 0;
 
   /**
    * @param seriesLimits per tenant, the current maximum number of series (0: unlimited)
@@ -101,6 +102,17 @@ public final class Tsdb implements AutoCloseable {
     this.exemplarLimits = limits;
   }
 
+  /**
+   * Where each tenant's out-of-order window (milliseconds, 0 = off) comes from; read at every
+   * commit, so a runtime-config change applies at once. Set before {@link #open()}.
+   */
+  public void outOfOrderWindows(Function<String, LongSupplier> windows) {
+    this.oooWindows = windows;
+    for (TenantDb db : tenants.values()) {
+      db.head().outOfOrderWindow(windows.apply(db.tenant()));
+    }
+  }
+
   /** Where {@link #open()} reports the WAL replay's progress (bytes of all tenants' WALs). */
   public void progressBoard(ProgressBoard board) {
     this.progress = board;
@@ -134,6 +146,7 @@ public final class Tsdb implements AutoCloseable {
     for (String tenant : found) {
       TenantDb db = TenantDb.open(tenant, config, metrics, interner, wallClock, seriesLimits.apply(tenant),
           exemplarLimits.apply(tenant), replay == null ? n -> {} : replay::add);
+      db.head().outOfOrderWindow(oooWindows.apply(tenant));
       tenants.put(tenant, db);
       WalReader.Result r = db.replayResult();
       if (r != null) {
@@ -201,7 +214,10 @@ public final class Tsdb implements AutoCloseable {
     config.blocksDir(tenant); // refuses a tenant that would name a directory outside its root
     return tenants.computeIfAbsent(tenant, t -> {
       try {
-        return TenantDb.open(t, config, metrics, interner, wallClock, seriesLimits.apply(t), exemplarLimits.apply(t), n -> {});
+        TenantDb created = TenantDb.open(t, config, metrics, interner, wallClock, seriesLimits.apply(t),
+            exemplarLimits.apply(t), n -> {});
+        created.head().outOfOrderWindow(oooWindows.apply(t));
+        return created;
       } catch (IOException e) {
         throw new ServerErrorException("cannot create storage for tenant " + t + ": " + e.getMessage(), e);
       } catch (WalCorruptionException e) {
@@ -247,6 +263,10 @@ public final class Tsdb implements AutoCloseable {
       Wal w = db.wal();
       if (w != null) {
         w.sync();
+      }
+      Wal o = db.wbl(); // the out-of-order write-behind log: durable before a Kafka commit too
+      if (o != null) {
+        o.sync();
       }
     }
   }
@@ -321,6 +341,12 @@ public final class Tsdb implements AutoCloseable {
       if (f != null) {
         return "WAL of tenant " + tenant + " failed: " + f + " (restart once the disk is healthy)";
       }
+      Wal o = db == null ? null : db.wbl();
+      f = o == null ? null : o.failure();
+      if (f != null) {
+        return "WBL (out-of-order write-behind log) of tenant " + tenant + " failed: " + f
+            + " (restart once the disk is healthy)";
+      }
     }
     return null;
   }
@@ -335,7 +361,8 @@ public final class Tsdb implements AutoCloseable {
     int n = 0;
     for (TenantDb db : tenants.values()) {
       Wal w = db.wal();
-      if (w != null && w.failure() != null) {
+      Wal o = db.wbl();
+      if ((w != null && w.failure() != null) || (o != null && o.failure() != null)) {
         n++;
       }
     }

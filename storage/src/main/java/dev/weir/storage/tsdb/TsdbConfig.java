@@ -71,6 +71,11 @@ public record TsdbConfig(Path dataDir, HeadConfig head, long walSegmentBytes, Fs
     return blocksDir(tenant).resolve(DataDirLayout.WAL);
   }
 
+  /** The tenant's out-of-order write-behind log, {@code tsdb/<tenant>/wbl} (Prometheus' name). */
+  public Path wblDir(String tenant) {
+    return blocksDir(tenant).resolve("wbl");
+  }
+
   /**
    * The tenant's TSDB directory, {@code tsdb/<tenant>}: its blocks, its WAL and what promtool
    * opens.

@@ -14,6 +14,7 @@ public final class TsdbMetrics {
   final Counter blocksDeleted;
   final Counter checkpointsFailed;
   final Counter samplesReplayed;
+  final Counter oooCompactions;
 
   public TsdbMetrics(MeterRegistry r) {
     registry = r;
@@ -29,6 +30,8 @@ public final class TsdbMetrics {
         .register(r);
     samplesReplayed = Counter.builder("weir.tsdb.replayed.samples")
         .description("Samples restored into heads from WAL and checkpoints at start-up.").register(r);
+    oooCompactions = Counter.builder("weir.tsdb.out.of.order.compactions")
+        .description("Blocks written from out-of-order samples (one per block range they fell in).").register(r);
   }
 
   public static TsdbMetrics noop() {

@@ -54,6 +54,8 @@ public final class MemSeries {
   boolean logged;
   /** Set when truncation removed the series; an appender holding it must look it up again. */
   volatile boolean removed;
+  /** Out-of-order samples, or null before the first (guarded by this monitor). */
+  private @Nullable OooSeries ooo;
 
   MemSeries(Labels labels, int ref) {
     this.labels = labels;
@@ -92,6 +94,66 @@ public final class MemSeries {
 
   synchronized int numSamples() {
     return numSamples;
+  }
+
+  /** Whether the series holds any sample, in order or out of order. */
+  synchronized boolean hasAnySamples() {
+    return numSamples > 0 || (ooo != null && !ooo.isEmpty());
+  }
+
+  /** Whether the series holds out-of-order samples. */
+  synchronized boolean hasOoo() {
+    return ooo != null && !ooo.isEmpty();
+  }
+
+  /** Stores an out-of-order sample whose timestamp the series does not hold (checked by the head). */
+  synchronized void appendOoo(long t, double v, int capMax, long wallMillis) {
+    if (ooo == null) {
+      ooo = new OooSeries(capMax);
+    }
+    ooo.insert(t, v, capMax);
+    lastAppendWallMillis = wallMillis;
+  }
+
+  /** The out-of-order chunks overlapping {@code [mint, maxt]}, added to {@code out}. */
+  synchronized void oooChunks(long mint, long maxt, List<ChunkData> out) {
+    if (ooo != null) {
+      ooo.chunks(mint, maxt, out);
+    }
+  }
+
+  /** {@link SampleLookup} result for timestamp {@code t} over in-order and out-of-order samples. */
+  synchronized int lookup(long t, long valueBits) {
+    int r = ooo == null ? SampleLookup.ABSENT : ooo.lookup(t, valueBits);
+    if (r != SampleLookup.ABSENT) {
+      return r;
+    }
+    for (int i = 0; i < numChunks; i++) {
+      if (chunkMinT[i] <= t && t <= chunkMaxT[i]) {
+        r = SampleLookup.inChunk(chunks[i], t, valueBits);
+        if (r != SampleLookup.ABSENT) {
+          return r;
+        }
+      }
+    }
+    XorAppender h = head;
+    return h != null && h.numSamples() > 0 && h.minTime() <= t && t <= h.maxTime()
+        ? SampleLookup.inChunk(h.bytes(), t, valueBits) : SampleLookup.ABSENT;
+  }
+
+  /** Seals the out-of-order chunks for compaction (see {@link OooSeries#seal()}); empty if none. */
+  synchronized List<ChunkData> sealOoo() {
+    return ooo == null ? List.of() : ooo.seal();
+  }
+
+  /** Drops the chunks {@link #sealOoo()} returned. */
+  synchronized void dropSealedOoo() {
+    if (ooo != null) {
+      ooo.dropSealed();
+      if (ooo.isEmpty()) {
+        ooo = null;
+      }
+    }
   }
 
   synchronized long minTime() {
@@ -310,7 +372,7 @@ public final class MemSeries {
       numSamples -= hh.numSamples();
       histHead = null;
     }
-    return numChunks == 0 && head == null && histHead == null;
+    return numChunks == 0 && head == null && histHead == null && (ooo == null || ooo.isEmpty());
   }
 
   /** Bytes held by sample data (chunks plus head-chunk buffer). */
@@ -318,6 +380,9 @@ public final class MemSeries {
     long n = 0;
     for (int i = 0; i < numChunks; i++) {
       n += chunks[i].length;
+    }
+    if (ooo != null) {
+      n += ooo.bytes();
     }
     XorAppender h = head;
     HistogramHead hh = histHead;

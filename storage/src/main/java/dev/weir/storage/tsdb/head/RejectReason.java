@@ -17,7 +17,13 @@ public enum RejectReason {
    * block range older than the newest sample of the tenant (Prometheus' rule).
    */
   OUT_OF_BOUNDS("sample_out_of_bounds", "the sample is too old for the head (older than the oldest time it"
-      + " still accepts)");
+      + " still accepts)"),
+  /**
+   * With an out-of-order window: older than the newest sample of the tenant minus the window
+   * (Mimir's {@code sample-too-old}).
+   */
+  TOO_OLD("sample_too_old", "the sample is older than the out-of-order time window allows (older than the newest"
+      + " sample of the tenant minus --ingester.out-of-order-time-window)");
 
   private final String id;
   private final String description;

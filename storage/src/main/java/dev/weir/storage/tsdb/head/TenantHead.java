@@ -18,6 +18,7 @@ import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
+import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -58,6 +59,10 @@ public final class TenantHead {
   /** Largest WAL record payload this head writes; see {@link WalRecords#MAX_WRITE_PAYLOAD_BYTES}. */
   private final int walRecordBytes;
   private long txn;
+  /** The out-of-order write-behind log. */
+  private final Wbl wbl = new Wbl();
+  /** The tenant's out-of-order window in milliseconds (0: off); read at every commit. */
+  private volatile LongSupplier oooWindow = () -> 0;
   private volatile long minValidTime = Long.MIN_VALUE;
   private volatile long minTime = Long.MAX_VALUE;
   private volatile long maxTime = Long.MIN_VALUE;
@@ -128,6 +133,29 @@ public final class TenantHead {
   @Nullable MemSeries byRef(int ref) {
     MemSeries s = refs.get(ref);
     return s != null ? s : aliases.get(ref);
+  }
+
+  /**
+   * Attaches the out-of-order write-behind log: {@code opened} when it exists already (replayed),
+   * else {@code opener} creates it at the first out-of-order sample.
+   */
+  public void attachWbl(Wbl.Opener opener, @Nullable Wal opened) {
+    appendLock.lock();
+    try {
+      wbl.attach(opener, opened);
+    } finally {
+      appendLock.unlock();
+    }
+  }
+
+  /** The write-behind log, or null while no out-of-order sample needed it. */
+  public @Nullable Wal wbl() {
+    return wbl.current();
+  }
+
+  /** Sets where the tenant's out-of-order window comes from (milliseconds; 0 turns it off). */
+  public void outOfOrderWindow(LongSupplier windowMillis) {
+    this.oooWindow = windowMillis;
   }
 
   public Appender appender() {
@@ -213,16 +241,20 @@ public final class TenantHead {
     if (n == 0) {
       return new CommitResult(0, 0, List.of());
     }
-    boolean[] accepted = new boolean[n];
+    byte[] kinds = new byte[n];
     List<Rejection> rejections = new ArrayList<>(0);
     int appended = 0;
+    int ooo = 0;
     int duplicates = 0;
     long lsn = 0;
+    long wblLsn = 0;
+    Wal wblUsed = null;
     appendLock.lock();
     try {
       long id = ++txn;
       long lowest = Math.max(minValidTime, maxTime == Long.MIN_VALUE ? Long.MIN_VALUE
           : maxTime - config.chunkRangeMillis() / 2);
+      SampleCheck check = new SampleCheck(lowest, maxTime, oooWindow.getAsLong(), batch, ts, vs, kinds);
       for (int i = 0; i < n; i++) {
         MemSeries s = batch[i];
         if (s.removed) {
@@ -230,45 +262,48 @@ public final class TenantHead {
           s = recreate(s.labels());
           batch[i] = s;
         }
-        long bits = Double.doubleToRawLongBits(vs[i]);
         NativeHistogram h = hs == null ? null : hs[i];
         boolean pending = s.pendingTxn == id;
         boolean has = pending || s.hasSamples();
         long seriesMax = pending ? s.pendingT : s.maxTime();
         long lastBits = pending ? s.pendingValueBits : s.lastValueBits();
-        NativeHistogram lastH = pending ? s.pendingHistogram : s.lastHistogram();
-        if (has && ts[i] < seriesMax) {
-          if (h == null ? s.holds(ts[i], bits) : s.holdsHistogram(ts[i], h)) {
-            duplicates++; // stored before (a re-read Kafka record): idempotent, not a discard
-          } else {
-            rejections.add(new Rejection(s, ts[i], vs[i], RejectReason.OUT_OF_ORDER, h != null));
-          }
-        } else if (has && ts[i] == seriesMax) {
-          if (h == null ? lastH == null && bits == lastBits : lastH != null && HistogramHead.sameValue(h, lastH)) {
-            duplicates++;
-          } else {
-            rejections.add(new Rejection(s, ts[i], vs[i], RejectReason.DUPLICATE_TIMESTAMP, h != null));
-          }
-        } else if (ts[i] < lowest) {
-          rejections.add(new Rejection(s, ts[i], vs[i], RejectReason.OUT_OF_BOUNDS, h != null));
+        byte kind;
+        if (h != null) {
+          kind = check.checkHistogram(s, ts[i], h, has, seriesMax, pending ? s.pendingHistogram : s.lastHistogram());
+        } else if (has && ts[i] == seriesMax && (pending ? s.pendingHistogram : s.lastHistogram()) != null) {
+          kind = check.rejectWith(RejectReason.DUPLICATE_TIMESTAMP); // a float where a histogram is
         } else {
-          accepted[i] = true;
+          kind = check.check(i, has, seriesMax, lastBits);
+        }
+        kinds[i] = kind;
+        if (kind == SampleCheck.IN_ORDER) {
           s.pendingTxn = id;
           s.pendingT = ts[i];
-          s.pendingValueBits = bits;
+          s.pendingValueBits = Double.doubleToRawLongBits(vs[i]);
           s.pendingHistogram = h;
           appended++;
+        } else if (kind == SampleCheck.OUT_OF_ORDER) {
+          ooo++;
+        } else if (kind == SampleCheck.DUPLICATE) {
+          duplicates++; // stored before (a re-read Kafka record): idempotent, not a discard
+        } else {
+          rejections.add(new Rejection(s, ts[i], vs[i], check.reason(), h != null));
         }
       }
       Wal w = wal;
-      if (appended > 0 && w != null) {
-        lsn = log(w, id, source, new Accepted(batch, ts, vs, hs, n, accepted), appended);
+      if (appended + ooo > 0 && w != null) {
+        Accepted a = new Accepted(batch, ts, vs, hs, n, kinds);
+        lsn = log(w, id, source, a, appended);
+        if (ooo > 0) {
+          wblUsed = wbl.get();
+          wblLsn = wbl.log(wblUsed, a, ooo, walRecordBytes);
+        }
       }
       long now = options.wallClock().getAsLong();
       long lo = minTime;
       long hi = maxTime;
       for (int i = 0; i < n; i++) {
-        if (accepted[i]) {
+        if (kinds[i] == SampleCheck.IN_ORDER) {
           NativeHistogram h = hs == null ? null : hs[i];
           if (h != null) {
             batch[i].appendHistogram(ts[i], h, config.samplesPerChunk(), config.chunkRangeMillis(), now);
@@ -277,6 +312,8 @@ public final class TenantHead {
           }
           lo = Math.min(lo, ts[i]);
           hi = Math.max(hi, ts[i]);
+        } else if (kinds[i] == SampleCheck.OUT_OF_ORDER) {
+          batch[i].appendOoo(ts[i], vs[i], config.oooCapMax(), now);
         }
       }
       minTime = lo;
@@ -288,7 +325,10 @@ public final class TenantHead {
     if (durable && lsn > 0 && w != null) {
       w.awaitDurable(lsn);
     }
-    return new CommitResult(appended, duplicates, rejections);
+    if (durable && wblLsn > 0 && wblUsed != null) {
+      wblUsed.awaitDurable(wblLsn);
+    }
+    return new CommitResult(appended + ooo, duplicates, rejections, ooo);
   }
 
   private MemSeries recreate(Labels labels) {
@@ -298,9 +338,9 @@ public final class TenantHead {
     }
   }
 
-  /** A checked batch: the first {@code n} samples, {@code accepted[i]} for those to store. */
-  private record Accepted(MemSeries[] batch, long[] ts, double[] vs, @Nullable NativeHistogram @Nullable [] hs, int n,
-      boolean[] accepted) {}
+  /** A checked batch: the first {@code n} samples (histograms where {@code hs} has one) and their {@link SampleCheck} decisions. */
+  record Accepted(MemSeries[] batch, long[] ts, double[] vs, @Nullable NativeHistogram @Nullable [] hs, int n,
+      byte[] kinds) {}
 
   /**
    * Writes the accepted samples (and unlogged series) to the WAL, in records small enough for the
@@ -312,7 +352,7 @@ public final class TenantHead {
     long[] ts = a.ts();
     double[] vs = a.vs();
     int n = a.n();
-    boolean[] accepted = a.accepted();
+    byte[] kinds = a.kinds();
     walBuffer.reset();
     if (source >= 0) {
       WalRecords.source(walBuffer, source);
@@ -320,7 +360,8 @@ public final class TenantHead {
     List<MemSeries> newSeries = null;
     for (int i = 0; i < n; i++) {
       MemSeries s = batch[i];
-      if (accepted[i] && !s.logged && s.seriesTxn != txnId) {
+      if ((kinds[i] == SampleCheck.IN_ORDER || kinds[i] == SampleCheck.OUT_OF_ORDER) && !s.logged
+          && s.seriesTxn != txnId) {
         if (newSeries == null) {
           newSeries = new ArrayList<>();
         }
@@ -344,7 +385,7 @@ public final class TenantHead {
     @Nullable NativeHistogram[] hs = a.hs();
     HistogramBatch histograms = new HistogramBatch();
     for (int i = 0; i < n; i++) {
-      if (!accepted[i]) {
+      if (kinds[i] != SampleCheck.IN_ORDER) {
         continue;
       }
       NativeHistogram h = hs == null ? null : hs[i];
@@ -366,8 +407,13 @@ public final class TenantHead {
         k++;
       }
     }
-    WalRecords.samples(walBuffer, r, t, v, k, walRecordBytes);
+    if (k > 0) {
+      WalRecords.samples(walBuffer, r, t, v, k, walRecordBytes);
+    }
     histograms.writeTo(walBuffer, walRecordBytes);
+    if (walBuffer.length() == 0) {
+      return 0;
+    }
     long lsn;
     try {
       lsn = w.append(walBuffer); // throws before anything is applied
@@ -448,6 +494,28 @@ public final class TenantHead {
     return true;
   }
 
+  /**
+   * An out-of-order sample from the WBL (replayed after the WAL, so its series exists). A
+   * timestamp the series already holds is skipped: the WBL is replayed once per start, but a
+   * crash between an out-of-order compaction and the WBL's truncation leaves samples that are in
+   * a block too (the block then overlaps, and queries merge the copies).
+   *
+   * @return false when the ref is unknown
+   */
+  public boolean replayOooSample(int ref, long t, double v) {
+    MemSeries s = refs.get(ref);
+    if (s == null) {
+      s = aliases.get(ref);
+      if (s == null) {
+        return false;
+      }
+    }
+    if (s.lookup(t, Double.doubleToRawLongBits(v)) == SampleLookup.ABSENT) {
+      s.appendOoo(t, v, config.oooCapMax(), options.wallClock().getAsLong());
+    }
+    return true;
+  }
+
   /** Ends a replay: builds the postings in ref order and drops series that got no sample. */
   public void finishReplay() {
     synchronized (createLock) {
@@ -458,7 +526,7 @@ public final class TenantHead {
       }
       created.sort(Comparator.comparingInt(MemSeries::ref));
       for (MemSeries s : created) {
-        if (s.hasSamples()) {
+        if (s.hasAnySamples()) {
           postings.add(s.ref(), s.labels());
         } else {
           series.remove(s.labels());
@@ -521,6 +589,15 @@ public final class TenantHead {
    * labels, each with the chunks overlapping the range.
    */
   public List<SeriesChunks> select(long mint, long maxt, List<Matcher> matchers) {
+    return select(mint, maxt, matchers, true);
+  }
+
+  /** As {@link #select}, without the out-of-order chunks: what in-order compaction writes. */
+  public List<SeriesChunks> selectInOrder(long mint, long maxt) {
+    return select(mint, maxt, List.of(), false);
+  }
+
+  private List<SeriesChunks> select(long mint, long maxt, List<Matcher> matchers, boolean withOoo) {
     int[] selected = Selector.select(postings, matchers);
     List<SeriesChunks> out = new ArrayList<>();
     for (int ref : selected) {
@@ -529,6 +606,13 @@ public final class TenantHead {
         continue;
       }
       List<ChunkData> chunks = s.chunks(mint, maxt);
+      int inOrder = chunks.size();
+      if (withOoo) {
+        s.oooChunks(mint, maxt, chunks);
+      }
+      if (chunks.size() > inOrder) {
+        chunks.sort(Comparator.comparingLong(ChunkData::minTime)); // overlaps: merged when decoded
+      }
       if (!chunks.isEmpty()) {
         out.add(new SeriesChunks(s.labels(), chunks));
       }
@@ -571,9 +655,66 @@ public final class TenantHead {
   private void forEachSeries(long mint, long maxt, List<Matcher> matchers, Consumer<MemSeries> action) {
     for (int ref : Selector.select(postings, matchers)) {
       MemSeries s = refs.get(ref);
-      if (s != null && s.hasSamples() && s.minTime() <= maxt && s.maxTime() >= mint) {
+      if (s == null) {
+        continue;
+      }
+      if ((s.hasSamples() && s.minTime() <= maxt && s.maxTime() >= mint) || (s.hasOoo() && hasOoo(s, mint, maxt))) {
         action.accept(s);
       }
+    }
+  }
+
+  private static boolean hasOoo(MemSeries s, long mint, long maxt) {
+    List<ChunkData> c = new ArrayList<>(1);
+    s.oooChunks(mint, maxt, c);
+    return !c.isEmpty();
+  }
+
+  // ---- Out-of-order compaction ---------------------------------------------------------------
+
+  /** What {@link #sealOoo()} took: per series its sealed chunks, and the last WBL segment they are in. */
+  public record OooSnapshot(List<SeriesChunks> series, int lastWblSegment) {}
+
+  /**
+   * Starts an out-of-order compaction: under the append lock, rolls the WBL and seals every
+   * series' out-of-order chunks, so exactly the samples in WBL segments up to
+   * {@code lastWblSegment} are sealed. Queries keep seeing them until {@link #dropSealedOoo}.
+   *
+   * @return null when there is nothing to compact
+   */
+  public @Nullable OooSnapshot sealOoo() throws java.io.IOException {
+    appendLock.lock();
+    try {
+      Wal w = wbl.current();
+      if (w == null) {
+        return null;
+      }
+      List<SeriesChunks> out = new ArrayList<>();
+      for (MemSeries s : series.values()) {
+        if (s.hasOoo()) {
+          out.add(new SeriesChunks(s.labels(), s.sealOoo()));
+        }
+      }
+      int last = w.roll();
+      out.sort((a, b) -> a.labels().compareTo(b.labels()));
+      return new OooSnapshot(out, last);
+    } finally {
+      appendLock.unlock();
+    }
+  }
+
+  /** Ends an out-of-order compaction: the sealed chunks are in blocks now and leave the head. */
+  public void dropSealedOoo(OooSnapshot snap) {
+    appendLock.lock();
+    try {
+      for (SeriesChunks sc : snap.series()) {
+        MemSeries s = series.get(sc.labels());
+        if (s != null) {
+          s.dropSealedOoo();
+        }
+      }
+    } finally {
+      appendLock.unlock();
     }
   }
 
