@@ -153,7 +153,6 @@ class BlockBuilderSinkTest {
       } else {
         assertThat(m).as("no metadata, no side file").isEmpty();
       }
-      }
     }
   }
 
