@@ -147,7 +147,7 @@ class ExemplarsAndMetadataRestartTest {
 
     // Once every series left the head, the blocks' side files still know the family.
     close(again);
-    Path wal = dir.resolve("tsdb/a/weir-wal");
+    Path wal = dir.resolve("tsdb/a/wal");
     try (var files = Files.walk(wal)) {
       files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
     }
