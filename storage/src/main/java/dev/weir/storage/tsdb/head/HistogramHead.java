@@ -2,9 +2,7 @@ package dev.weir.storage.tsdb.head;
 
 import dev.weir.storage.tsdb.chunk.Chunks;
 import dev.weir.storage.tsdb.chunk.FloatHistogramChunkAppender;
-import dev.weir.storage.tsdb.chunk.FloatHistogramChunkIterator;
 import dev.weir.storage.tsdb.chunk.HistogramChunkAppender;
-import dev.weir.storage.tsdb.chunk.HistogramChunkIterator;
 import dev.weir.storage.tsdb.chunk.NativeHistogram;
 import org.jspecify.annotations.Nullable;
 
@@ -80,28 +78,9 @@ final class HistogramHead {
    * hints are not compared by callers: a chunk gives back what its header implies, not the hint sent.
    */
   static @Nullable NativeHistogram at(byte encoding, byte[] chunk, long t) {
-    if (encoding == Chunks.HISTOGRAM) {
-      HistogramChunkIterator it = new HistogramChunkIterator(chunk);
-      while (it.next()) {
-        if (it.timestamp() == t) {
-          return it.histogram();
-        }
-        if (it.timestamp() > t) {
-          return null;
-        }
-      }
-    } else if (encoding == Chunks.FLOAT_HISTOGRAM) {
-      FloatHistogramChunkIterator it = new FloatHistogramChunkIterator(chunk);
-      while (it.next()) {
-        if (it.timestamp() == t) {
-          return it.histogram();
-        }
-        if (it.timestamp() > t) {
-          return null;
-        }
-      }
-    }
-    return null;
+    NativeHistogram[] found = new NativeHistogram[1];
+    HistogramChunkSamples.forEach(new ChunkData(t, t, chunk, encoding), t, t, (ts, h) -> found[0] = h);
+    return found[0];
   }
 
   /** See {@link dev.weir.storage.tsdb.chunk.HistogramValues#sameValue}. */
