@@ -198,6 +198,7 @@ public final class Weir {
         return SeriesLimit.perPartition(l, r == null ? null : r.partitionRing());
       });
       tsdb.progressBoard(progress);
+      tsdb.outOfOrderWindows(tenant -> () -> limits.apply(tenant).outOfOrderTimeWindow().toMillis());
       ingester = new Ingester(config.ingester(), tsdb, limits, ingesterMetrics, clock);
       list.add(ingester);
       if (config.shipper().enabled()) {

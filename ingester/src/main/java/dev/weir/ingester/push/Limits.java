@@ -19,6 +19,8 @@ import java.time.Duration;
  *     bucket; zero keeps them forever
  * @param ingestionPartitionsTenantShardSize Kafka mode: how many ACTIVE partitions a tenant's
  *     series are shuffle-sharded over; 0 = all of them
+ * @param outOfOrderTimeWindow how much older than the tenant's newest sample a sample may be and
+ *     still be stored (out of order); zero refuses out-of-order samples (Mimir's default)
  */
 public record Limits(
     int maxLabelNamesPerSeries,
@@ -29,7 +31,17 @@ public record Limits(
     double ingestionRate,
     int ingestionBurstSize,
     Duration compactorBlocksRetentionPeriod,
-    int ingestionPartitionsTenantShardSize) {
+    int ingestionPartitionsTenantShardSize,
+    Duration outOfOrderTimeWindow) {
+
+  /** Limits without an out-of-order window (its default). */
+  public Limits(int maxLabelNamesPerSeries, int maxLabelNameLength, int maxLabelValueLength,
+      Duration creationGracePeriod, int maxGlobalSeriesPerUser, double ingestionRate, int ingestionBurstSize,
+      Duration compactorBlocksRetentionPeriod, int ingestionPartitionsTenantShardSize) {
+    this(maxLabelNamesPerSeries, maxLabelNameLength, maxLabelValueLength, creationGracePeriod, maxGlobalSeriesPerUser,
+        ingestionRate, ingestionBurstSize, compactorBlocksRetentionPeriod, ingestionPartitionsTenantShardSize,
+        Duration.ZERO);
+  }
 
   public static final Limits DEFAULT = new Limits(30, 1024, 2048, Duration.ofMinutes(10), 150_000, 0, 200_000);
 
@@ -82,6 +94,9 @@ public record Limits(
     if (ingestionPartitionsTenantShardSize < 0) {
       throw new ConfigException("ingest-storage.ingestion-partition-tenant-shard-size must not be negative");
     }
+    if (outOfOrderTimeWindow.isNegative()) {
+      throw new ConfigException("ingester.out-of-order-time-window must not be negative");
+    }
   }
 
   /** Flag definitions for {@link Limits}. */
@@ -95,6 +110,7 @@ public record Limits(
     private final Flag<Integer> burst;
     private final Flag<Duration> retention;
     private final Flag<Integer> shardSize;
+    private final Flag<Duration> oooWindow;
 
     public Flags(FlagSet fs) {
       maxLabelNames = fs.integer("validation.max-label-names-per-series", DEFAULT.maxLabelNamesPerSeries,
@@ -123,11 +139,18 @@ public record Limits(
           "Kafka mode: the number of ACTIVE partitions a tenant's series are written to, chosen per tenant by"
               + " shuffle sharding (per tenant: ingestion_partitions_tenant_shard_size in the runtime config); the"
               + " ingesters divide -ingester.max-global-series-per-user by it. 0 writes to all partitions.");
+      oooWindow = fs.duration("ingester.out-of-order-time-window", Duration.ZERO,
+          "Out-of-order window: a sample older than the newest of its series (or than the head's in-order"
+              + " bound) but not older than the tenant's newest sample minus this is stored in the"
+              + " out-of-order head (logged to <data-dir>/tsdb/<tenant>/wbl, merged on queries, compacted into"
+              + " blocks); older is the client error sample_too_old. 0 refuses out-of-order samples"
+              + " (sample_out_of_order). Float samples only: native histograms stay in order. Per tenant:"
+              + " out_of_order_time_window in the runtime config.");
     }
 
     public Limits build() throws ConfigException {
       Limits l = new Limits(maxLabelNames.get(), maxNameLength.get(), maxValueLength.get(), grace.get(),
-          maxSeries.get(), rate.get(), burst.get(), retention.get(), shardSize.get());
+          maxSeries.get(), rate.get(), burst.get(), retention.get(), shardSize.get(), oooWindow.get());
       l.validate();
       return l;
     }

@@ -30,6 +30,7 @@ import org.yaml.snakeyaml.error.YAMLException;
  *     max_label_value_length: 2048
  *     creation_grace_period: 10m
  *     ingestion_partitions_tenant_shard_size: 4
+ *     out_of_order_time_window: 30m
  * </pre>
  *
  * <p>Immutable and thread-safe; {@link RuntimeConfig} swaps instances on reload.
@@ -122,6 +123,7 @@ public final class Overrides implements Function<String, Limits> {
         case "creation_grace_period" -> d.creationGracePeriod = Durations.parse(s);
         case "compactor_blocks_retention_period" -> d.compactorBlocksRetentionPeriod = Durations.parse(s);
         case "ingestion_partitions_tenant_shard_size" -> d.ingestionPartitionsTenantShardSize = Integer.parseInt(s);
+        case "out_of_order_time_window" -> d.outOfOrderTimeWindow = Durations.parse(s);
         default -> throw new ConfigException("runtime config " + file + ": unknown limit '" + key + "' for tenant '"
             + tenant + "'");
       }
@@ -143,6 +145,7 @@ public final class Overrides implements Function<String, Limits> {
     int ingestionBurstSize;
     Duration compactorBlocksRetentionPeriod;
     int ingestionPartitionsTenantShardSize;
+    Duration outOfOrderTimeWindow;
 
     Draft(Limits l) {
       maxLabelNamesPerSeries = l.maxLabelNamesPerSeries();
@@ -154,12 +157,13 @@ public final class Overrides implements Function<String, Limits> {
       ingestionBurstSize = l.ingestionBurstSize();
       compactorBlocksRetentionPeriod = l.compactorBlocksRetentionPeriod();
       ingestionPartitionsTenantShardSize = l.ingestionPartitionsTenantShardSize();
+      outOfOrderTimeWindow = l.outOfOrderTimeWindow();
     }
 
     Limits build() {
       return new Limits(maxLabelNamesPerSeries, maxLabelNameLength, maxLabelValueLength, creationGracePeriod,
           maxGlobalSeriesPerUser, ingestionRate, ingestionBurstSize, compactorBlocksRetentionPeriod,
-          ingestionPartitionsTenantShardSize);
+          ingestionPartitionsTenantShardSize, outOfOrderTimeWindow);
     }
   }
 }
