@@ -205,6 +205,7 @@ public final class Weir {
         return !kafka ? l.maxGlobalExemplarsPerUser()
             : SeriesLimit.perPartition(l.maxGlobalExemplarsPerUser(), l, r == null ? null : r.partitionRing());
       });
+      tsdb.outOfOrderWindows(tenant -> () -> limits.apply(tenant).outOfOrderTimeWindow().toMillis());
       ingester = new Ingester(config.ingester(), tsdb, limits, ingesterMetrics, clock);
       list.add(ingester);
       if (config.shipper().enabled()) {

@@ -155,7 +155,10 @@ public final class RemoteReadApi {
     }
     try (OutputStream out = ex.stream(200, STREAMED_TYPE, freshness.check(reader.freshness()).headers())) {
       for (int qi = 0; qi < selected.size(); qi++) {
-        for (SeriesChunks s : selected.get(qi)) {
+        for (SeriesChunks selectedSeries : selected.get(qi)) {
+          // Prometheus reads a streamed series' chunks in sequence: overlapping ones (out-of-order
+          // data, a block and the head) are merged first.
+          SeriesChunks s = dev.weir.storage.tsdb.head.NonOverlappingChunks.of(selectedSeries);
           ChunkedSeries.Builder cs = newSeries(s.labels());
           int bytes = 0;
           for (ChunkData c : s.chunks()) {

@@ -23,6 +23,7 @@ public final class StorageConfig {
     private final Flag<Duration> fsyncInterval;
     private final Flag<Boolean> repair;
     private final Flag<Duration> shipInterval;
+    private final Flag<Integer> oooCapMax;
 
     public Flags(FlagSet fs) {
       blockRange = fs.duration("blocks-storage.tsdb.block-ranges-period", Duration.ofHours(2),
@@ -49,6 +50,14 @@ public final class StorageConfig {
               + " <data-dir>/tsdb/<tenant>/shipper.json) to the bucket (blocks-storage.backend); 0 disables"
               + " shipping. While shipping is enabled, a block past retention-period is deleted only once"
               + " shipped. In Kafka mode with block-builders, set 0: the block-builder owns long-term blocks.");
+      oooCapMax = defineOooCapMax(fs);
+    }
+
+    private Flag<Integer> defineOooCapMax(FlagSet fs) {
+      return fs.integer("blocks-storage.tsdb.out-of-order-capacity-max", HeadConfig.DEFAULT_OOO_CAP_MAX,
+          "Samples an out-of-order chunk of a series buffers, sorted, before it is encoded into an XOR chunk"
+              + " (Prometheus' out_of_order_cap_max; 1 to 255). Bounds the uncompressed out-of-order buffer to"
+              + " this × 16 bytes per series with out-of-order samples; see --ingester.out-of-order-time-window.");
     }
 
     /** The shipper's settings. */
@@ -77,7 +86,12 @@ public final class StorageConfig {
       if (fsyncInterval.get().toMillis() < 1) {
         throw new ConfigException("blocks-storage.tsdb.wal-fsync-interval must be at least 1ms");
       }
-      return new TsdbConfig(dataDir, new HeadConfig(ms, HeadConfig.DEFAULT.samplesPerChunk()), segmentSize.get(),
+      if (oooCapMax.get() < 1 || oooCapMax.get() > 255) {
+        throw new ConfigException("blocks-storage.tsdb.out-of-order-capacity-max must be in [1, 255]: "
+            + oooCapMax.get());
+      }
+      return new TsdbConfig(dataDir, new HeadConfig(ms, HeadConfig.DEFAULT.samplesPerChunk(), oooCapMax.get()),
+          segmentSize.get(),
           TsdbConfig.FsyncMode.valueOf(fsync.get().toUpperCase(Locale.ROOT)), fsyncInterval.get(), repair.get(),
           retention.get(), compactionInterval.get(), Wal.DEFAULT_OPENER);
     }

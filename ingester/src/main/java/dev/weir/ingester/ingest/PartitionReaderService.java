@@ -63,6 +63,12 @@ public final class PartitionReaderService implements Service, ReadConsistency {
           public void push(String tenant, WireBatch batch, long sourceOffset) {
             ingester.push(tenant, batch, false, sourceOffset);
           }
+
+          @Override
+          public void push(String tenant, WireBatch batch, long sourceOffset, long recordTimestampMillis) {
+            // "now" for the validation is the records' produce time, not the time they are replayed
+            ingester.push(tenant, batch, false, sourceOffset, recordTimestampMillis);
+          }
         }, ingester.tsdb()::sync, metrics, clock, progress);
     reader.onCaughtUp(onCaughtUp);
   }

@@ -162,7 +162,16 @@ public final class Ingester implements Service, PushHandler {
    * (-1: none), so that a WAL repair can say from which offset to consume them again.
    */
   public void push(String tenant, WireBatch batch, boolean durable, long sourceOffset) {
-    Scope sc = begin(tenant);
+    push(tenant, batch, durable, sourceOffset, -1);
+  }
+
+  /**
+   * The same, validating against {@code nowMillis} instead of the wall clock when it is not
+   * negative: the Kafka reader passes the records' timestamp (their produce time), so a sample is
+   * judged "too far in the future" as it was when written, however late it is consumed.
+   */
+  public void push(String tenant, WireBatch batch, boolean durable, long sourceOffset, long nowMillis) {
+    Scope sc = begin(tenant, nowMillis < 0 ? wallClock.getAsLong() : nowMillis);
     Limits l = sc.limits();
     Appender app = sc.app();
     PushErrors errors = sc.errors();
@@ -227,11 +236,15 @@ public final class Ingester implements Service, PushHandler {
   private record Scope(Limits limits, TenantHead head, Appender app, PushErrors errors, long maxTime) {}
 
   private Scope begin(String tenant) {
+    return begin(tenant, wallClock.getAsLong());
+  }
+
+  private Scope begin(String tenant, long nowMillis) {
     Limits l = limits.apply(tenant);
     TenantHead head = tsdb.head(tenant);
     metrics.tenantHead(head);
     return new Scope(l, head, head.appender(), new PushErrors(tenant, metrics, clientErrorLog),
-        wallClock.getAsLong() + l.creationGracePeriod().toMillis());
+        nowMillis + l.creationGracePeriod().toMillis());
   }
 
   private static WireSeries.WireExemplar wireExemplar(dev.weir.proto.prompb.Exemplar e) {
@@ -426,6 +439,7 @@ public final class Ingester implements Service, PushHandler {
       }
     }
     metrics.ingested(tenant, r.appended());
+    metrics.outOfOrder(tenant, r.outOfOrder());
     metrics.duplicates(tenant, r.duplicates() + reReadRejections);
     errors.throwIfAny();
   }

@@ -20,6 +20,7 @@ public final class IngesterMetrics {
   private final long activeIdleMillis;
   private final ConcurrentHashMap<String, Counter> ingested = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, Counter> duplicates = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, Counter> outOfOrder = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, Counter> discarded = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, Counter> received = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, Boolean> tenantGauges = new ConcurrentHashMap<>();
@@ -34,6 +35,15 @@ public final class IngesterMetrics {
     if (n > 0) {
       ingested.computeIfAbsent(tenant, t -> Counter.builder("weir.ingester.ingested.samples")
           .description("Samples appended to the head.")
+          .tag("user", t).register(registry)).increment(n);
+    }
+  }
+
+  /** Counts samples stored in the out-of-order head (Mimir's {@code out_of_order_samples_appended_total}). */
+  void outOfOrder(String tenant, int n) {
+    if (n > 0) {
+      outOfOrder.computeIfAbsent(tenant, t -> Counter.builder("weir.ingester.out.of.order.samples.appended")
+          .description("Samples older than the newest of their series stored within the out-of-order window.")
           .tag("user", t).register(registry)).increment(n);
     }
   }

@@ -26,6 +26,8 @@ import java.time.Duration;
  * @param nativeHistogramsIngestionEnabled whether native histogram samples are stored at all
  * @param maxGlobalExemplarsPerUser most exemplars a tenant keeps in memory (in Kafka mode shared by
  *     its partitions, like the series limit); 0 = exemplars are not stored
+ * @param outOfOrderTimeWindow how much older than the tenant's newest sample a sample may be and
+ *     still be stored (out of order); zero refuses out-of-order samples (Mimir's default)
  */
 public record Limits(
     int maxLabelNamesPerSeries,
@@ -40,7 +42,8 @@ public record Limits(
     int maxNativeHistogramBuckets,
     boolean reduceNativeHistogramOverMaxBuckets,
     boolean nativeHistogramsIngestionEnabled,
-    int maxGlobalExemplarsPerUser) {
+    int maxGlobalExemplarsPerUser,
+    Duration outOfOrderTimeWindow) {
 
   /** Native histograms are stored, without a bucket limit, reduced when a limit is set (Mimir's defaults apart from enabled). */
   public Limits(int maxLabelNamesPerSeries, int maxLabelNameLength, int maxLabelValueLength,
@@ -48,14 +51,15 @@ public record Limits(
       Duration compactorBlocksRetentionPeriod, int ingestionPartitionsTenantShardSize) {
     this(maxLabelNamesPerSeries, maxLabelNameLength, maxLabelValueLength, creationGracePeriod, maxGlobalSeriesPerUser,
         ingestionRate, ingestionBurstSize, compactorBlocksRetentionPeriod, ingestionPartitionsTenantShardSize, 0, true,
-        true, DEFAULT_MAX_EXEMPLARS);
+        true, DEFAULT_MAX_EXEMPLARS, Duration.ZERO);
   }
 
   /** These limits with other native histogram limits. */
   public Limits withNativeHistograms(int maxBuckets, boolean reduceOverMax, boolean ingestionEnabled) {
     return new Limits(maxLabelNamesPerSeries, maxLabelNameLength, maxLabelValueLength, creationGracePeriod,
         maxGlobalSeriesPerUser, ingestionRate, ingestionBurstSize, compactorBlocksRetentionPeriod,
-        ingestionPartitionsTenantShardSize, maxBuckets, reduceOverMax, ingestionEnabled, maxGlobalExemplarsPerUser);
+        ingestionPartitionsTenantShardSize, maxBuckets, reduceOverMax, ingestionEnabled, maxGlobalExemplarsPerUser,
+        outOfOrderTimeWindow);
   }
 
   /**
@@ -123,6 +127,9 @@ public record Limits(
     if (maxGlobalExemplarsPerUser < 0) {
       throw new ConfigException("ingester.max-global-exemplars-per-user must not be negative");
     }
+    if (outOfOrderTimeWindow.isNegative()) {
+      throw new ConfigException("ingester.out-of-order-time-window must not be negative");
+    }
   }
 
   /** Flag definitions for {@link Limits}. */
@@ -140,6 +147,7 @@ public record Limits(
     private final Flag<Boolean> reduceHistograms;
     private final Flag<Boolean> histogramsEnabled;
     private final Flag<Integer> maxExemplars;
+    private final Flag<Duration> oooWindow;
 
     public Flags(FlagSet fs) {
       maxLabelNames = fs.integer("validation.max-label-names-per-series", DEFAULT.maxLabelNamesPerSeries,
@@ -185,12 +193,19 @@ public record Limits(
           "Most exemplars a tenant keeps in memory (per tenant: max_global_exemplars_per_user), in a ring that"
               + " evicts the oldest; in Kafka mode shared by the tenant's partitions like the series limit."
               + " 0 stores none (Mimir's default); the default is Prometheus' --storage.tsdb.max-exemplars.");
+      oooWindow = fs.duration("ingester.out-of-order-time-window", Duration.ZERO,
+          "Out-of-order window: a sample older than the newest of its series (or than the head's in-order"
+              + " bound) but not older than the tenant's newest sample minus this is stored in the"
+              + " out-of-order head (logged to <data-dir>/tsdb/<tenant>/wbl, merged on queries, compacted into"
+              + " blocks); older is the client error sample_too_old. 0 refuses out-of-order samples"
+              + " (sample_out_of_order). Float samples only: native histograms stay in order. Per tenant:"
+              + " out_of_order_time_window in the runtime config.");
     }
 
     public Limits build() throws ConfigException {
       Limits l = new Limits(maxLabelNames.get(), maxNameLength.get(), maxValueLength.get(), grace.get(),
           maxSeries.get(), rate.get(), burst.get(), retention.get(), shardSize.get(), maxHistogramBuckets.get(),
-          reduceHistograms.get(), histogramsEnabled.get(), maxExemplars.get());
+          reduceHistograms.get(), histogramsEnabled.get(), maxExemplars.get(), oooWindow.get());
       l.validate();
       return l;
     }

@@ -31,6 +31,7 @@ import org.yaml.snakeyaml.error.YAMLException;
  *     creation_grace_period: 10m
  *     ingestion_partitions_tenant_shard_size: 4
  *     max_global_exemplars_per_user: 100000
+ *     out_of_order_time_window: 30m
  * </pre>
  *
  * <p>Immutable and thread-safe; {@link RuntimeConfig} swaps instances on reload.
@@ -127,6 +128,7 @@ public final class Overrides implements Function<String, Limits> {
         case "reduce_native_histogram_over_max_buckets" -> d.reduceNativeHistogramOverMaxBuckets = bool(s, key);
         case "native_histograms_ingestion_enabled" -> d.nativeHistogramsIngestionEnabled = bool(s, key);
         case "max_global_exemplars_per_user" -> d.maxGlobalExemplarsPerUser = Integer.parseInt(s);
+        case "out_of_order_time_window" -> d.outOfOrderTimeWindow = Durations.parse(s);
         default -> throw new ConfigException("runtime config " + file + ": unknown limit '" + key + "' for tenant '"
             + tenant + "'");
       }
@@ -160,6 +162,7 @@ public final class Overrides implements Function<String, Limits> {
     boolean reduceNativeHistogramOverMaxBuckets;
     boolean nativeHistogramsIngestionEnabled;
     int maxGlobalExemplarsPerUser;
+    Duration outOfOrderTimeWindow;
 
     Draft(Limits l) {
       maxLabelNamesPerSeries = l.maxLabelNamesPerSeries();
@@ -171,10 +174,8 @@ public final class Overrides implements Function<String, Limits> {
       ingestionBurstSize = l.ingestionBurstSize();
       compactorBlocksRetentionPeriod = l.compactorBlocksRetentionPeriod();
       ingestionPartitionsTenantShardSize = l.ingestionPartitionsTenantShardSize();
-      maxNativeHistogramBuckets = l.maxNativeHistogramBuckets();
-      reduceNativeHistogramOverMaxBuckets = l.reduceNativeHistogramOverMaxBuckets();
-      nativeHistogramsIngestionEnabled = l.nativeHistogramsIngestionEnabled();
-      maxGlobalExemplarsPerUser = l.maxGlobalExemplarsPerUser();
+          ingestionPartitionsTenantShardSize, maxNativeHistogramBuckets, reduceNativeHistogramOverMaxBuckets,
+          nativeHistogramsIngestionEnabled, maxGlobalExemplarsPerUser, outOfOrderTimeWindow);
     }
 
     Limits build() {
@@ -182,6 +183,7 @@ public final class Overrides implements Function<String, Limits> {
           maxGlobalSeriesPerUser, ingestionRate, ingestionBurstSize, compactorBlocksRetentionPeriod,
           ingestionPartitionsTenantShardSize, maxNativeHistogramBuckets, reduceNativeHistogramOverMaxBuckets,
           nativeHistogramsIngestionEnabled, maxGlobalExemplarsPerUser);
+          ingestionPartitionsTenantShardSize, outOfOrderTimeWindow);
     }
   }
 }

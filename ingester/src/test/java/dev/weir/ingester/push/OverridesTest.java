@@ -38,6 +38,19 @@ class OverridesTest {
   }
 
   @Test
+  void theOutOfOrderWindowIsAPerTenantLimit() throws Exception {
+    Path f = dir.resolve("ooo.yaml");
+    Files.writeString(f, """
+        overrides:
+          late:
+            out_of_order_time_window: 30m
+        """);
+    Overrides o = Overrides.load(f, Limits.DEFAULT);
+    assertThat(o.apply("late").outOfOrderTimeWindow()).isEqualTo(Duration.ofMinutes(30));
+    assertThat(o.apply("other").outOfOrderTimeWindow()).as("off by default, as in Mimir").isZero();
+  }
+
+  @Test
   void theBucketRetentionIsKeptWhicheverKeyComesAfterIt() throws Exception {
     Path f = dir.resolve("retention.yaml");
     Files.writeString(f, """

@@ -25,4 +25,14 @@ public interface Pusher {
   default void push(String tenant, WireBatch batch, long sourceOffset) {
     push(tenant, batch);
   }
+
+  /**
+   * The same, with the Kafka timestamp of the records (their produce time; the newest when the
+   * reader combined consecutive records into one append): checks that depend on "now" (how far in
+   * the future a sample may be) judge against it, so replaying a backlog hours later refuses nothing
+   * that was valid when it was written. Override to use it; -1 when the records carry none.
+   */
+  default void push(String tenant, WireBatch batch, long sourceOffset, long recordTimestampMillis) {
+    push(tenant, batch, sourceOffset);
+  }
 }

@@ -201,7 +201,7 @@ final class ReaderPipeline implements AutoCloseable {
       complete(entry, true);
     } else {
       RecordFormat.DecodedWire dec = (RecordFormat.DecodedWire) d;
-      push(dec.tenant(), dec.batch(), entry.offset);
+      push(dec.tenant(), dec.batch(), entry.offset, entry.timestampMillis);
       complete(entry, false);
     }
   }
@@ -243,14 +243,15 @@ final class ReaderPipeline implements AutoCloseable {
    * Appends with retries on server errors until it succeeds. A client error means the valid part
    * was stored and the rest refused: counted by reason, and the append counts as done.
    */
-  private void push(String tenant, WireBatch request, long sourceOffset) throws InterruptedException {
+  private void push(String tenant, WireBatch request, long sourceOffset, long recordTimestamp)
+      throws InterruptedException {
     long backoff = 100;
     while (true) {
       if (closed) {
         throw new InterruptedException("pipeline closed");
       }
       try {
-        pusher.push(tenant, request, sourceOffset);
+        pusher.push(tenant, request, sourceOffset, recordTimestamp);
         return;
       } catch (ClientErrorException e) {
         metrics.clientError(e.reason());
@@ -388,6 +389,10 @@ final class ReaderPipeline implements AutoCloseable {
           series += next.series().size();
         }
         WireBatch req = first.series();
+        long recordTime = first.entry().timestampMillis;
+        for (Part p : batch) {
+          recordTime = Math.max(recordTime, p.entry().timestampMillis); // consecutive records
+        }
         if (batch.size() > 1) {
           req = new WireBatch(series);
           for (Part p : batch) {
@@ -397,7 +402,7 @@ final class ReaderPipeline implements AutoCloseable {
             req.addMetadata(p.series().metadata());
           }
         }
-        push(first.tenant(), req, first.entry().offset); // parts queue in offset order: the lowest
+        push(first.tenant(), req, first.entry().offset, recordTime); // parts queue in offset order: the lowest
         for (Part p : batch) {
           if (p.remaining().decrementAndGet() == 0) {
             complete(p.entry(), false);

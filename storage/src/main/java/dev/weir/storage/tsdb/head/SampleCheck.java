@@ -30,7 +30,8 @@ final class SampleCheck {
 
   private final long lowest;
   private final long window;
-  private final long oooMin;
+  /** The head's newest time, raised by the in-order samples accepted in this commit. */
+  private long headMax;
   private final MemSeries[] batch;
   private final long[] ts;
   private final double[] vs;
@@ -40,7 +41,9 @@ final class SampleCheck {
 
   /**
    * @param lowest the in-order lower bound (out-of-bounds rule)
-   * @param headMaxTime the head's newest sample time, or Long.MIN_VALUE when empty
+   * @param headMaxTime the head's newest sample time, or Long.MIN_VALUE when empty; the window is
+   *     measured from it or from a newer in-order sample earlier in the commit (so a first commit
+   *     into an empty head may carry out-of-order samples too)
    * @param window the out-of-order window in milliseconds; 0 = off
    * @param batch the commit's series; {@code ts}, {@code vs} its samples and {@code kinds} the
    *     decisions so far (this class reads the decided ones when it builds its index)
@@ -51,8 +54,8 @@ final class SampleCheck {
     this.vs = vs;
     this.kinds = kinds;
     this.lowest = lowest;
-    this.window = headMaxTime == Long.MIN_VALUE ? 0 : window;
-    this.oooMin = this.window > 0 ? headMaxTime - this.window : Long.MAX_VALUE;
+    this.window = window;
+    this.headMax = headMaxTime;
   }
 
   /** Why the last {@link #check} returned {@link #REJECTED}. */
@@ -76,7 +79,11 @@ final class SampleCheck {
     }
     if (t >= lowest && (!has || t > seriesMax)) {
       int held = pending == null && !s.hasOoo() ? SampleLookup.ABSENT : lookup(s, t, bits);
-      return held == SampleLookup.ABSENT ? accepted(s, t, bits, IN_ORDER) : duplicate(held);
+      if (held != SampleLookup.ABSENT) {
+        return duplicate(held);
+      }
+      headMax = Math.max(headMax, t);
+      return accepted(s, t, bits, IN_ORDER);
     }
     if (t >= lowest && t == seriesMax) {
       return bits == lastBits ? DUPLICATE : reject(RejectReason.DUPLICATE_TIMESTAMP);
@@ -88,7 +95,8 @@ final class SampleCheck {
     if (held != SampleLookup.ABSENT) {
       return duplicate(held);
     }
-    return t >= oooMin ? accepted(s, t, bits, OUT_OF_ORDER) : reject(RejectReason.TOO_OLD);
+    return headMax != Long.MIN_VALUE && t >= headMax - window ? accepted(s, t, bits, OUT_OF_ORDER)
+        : reject(RejectReason.TOO_OLD);
   }
 
   private byte checkWithoutWindow(MemSeries s, long t, long bits, boolean has, long seriesMax, long lastBits) {

@@ -94,6 +94,20 @@ class OutOfOrderHeadTest {
   }
 
   @Test
+  void theFirstCommitIntoAnEmptyHeadMayCarryOutOfOrderSamples() {
+    // a replayed Kafka record: the head is empty, the series' newest sample comes first
+    Appender app = head.appender();
+    MemSeries a = app.series(A);
+    app.add(a, 1_000_000, 1);
+    app.add(a, 1_000_000 - 600_000, 0.5); // the window is measured from the commit's newest sample
+    app.add(a, 1_000_000 - 600_001, 0.4);
+    CommitResult r = app.commit(false);
+    assertThat(r.outOfOrder()).isEqualTo(1);
+    assertThat(reasons(r)).containsExactly(RejectReason.TOO_OLD);
+    assertThat(samples(A)).containsOnlyKeys(400_000L, 1_000_000L);
+  }
+
+  @Test
   void aNewSeriesOlderThanTheInOrderBoundGoesToTheOutOfOrderHead() {
     append(A, 10_000_000, 1);
     // B is new, but older than max - range/2 (the in-order out-of-bounds rule): within the window.
