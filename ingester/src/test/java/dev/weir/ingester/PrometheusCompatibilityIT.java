@@ -25,7 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * PromQL over Weir equals PromQL over Prometheus' own TSDB. Debian's Prometheus 2.42 ("A")
- * scrapes itself and Weir every second for two minutes and remote-writes everything twice: to a
+ * scrapes itself and Weir every second for 75 s and remote-writes everything twice: to a
  * classic-mode Weir, and to a Kafka-mode distributor whose one partition a separate ingester
  * consumes. Then A stops scraping and flushes its queues, and a second, empty Prometheus ("B") per
  * mode reads from that Weir through {@code remote_read}: every query evaluated over the same
@@ -33,7 +33,14 @@ import org.junit.jupiter.api.io.TempDir;
  * header), so the data is stored under the tenant {@code anonymous}.
  */
 class PrometheusCompatibilityIT {
-  static final Duration SCRAPE_FOR = Duration.ofSeconds(120);
+  /**
+   * How long A scrapes. The queries run from 20 s after the start (first scrapes and queues
+   * settle) to 2 s before the end, so 75 s gives 54 steps: the early ones evaluate the ranges of
+   * {@link #QUERIES} over a partial window at the series' start, and the last ~12 (after 61 s)
+   * evaluate even the longest range, 1m, over a full window of samples. Longer adds steps of the
+   * same kinds only.
+   */
+  static final Duration SCRAPE_FOR = Duration.ofSeconds(75);
   static final Duration STEP = Duration.ofSeconds(1);
   static final List<String> QUERIES = List.of(
       "up",

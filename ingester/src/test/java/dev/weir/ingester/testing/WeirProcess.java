@@ -1,5 +1,12 @@
 package dev.weir.ingester.testing;
 
+import dev.weir.proto.prompb.Label;
+import dev.weir.proto.prompb.Sample;
+import dev.weir.proto.prompb.TimeSeries;
+import dev.weir.proto.prompb.WriteRequest;
+import dev.weir.ring.testing.EtcdServer;
+import dev.weir.storage.testing.ClassDataSharing;
+import dev.weir.storage.testing.KafkaBroker;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -12,6 +19,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.xerial.snappy.Snappy;
 
 /**
  * Runs the real {@code weir.jar} as a child process, for tests that kill, restart or signal it.
@@ -25,8 +33,11 @@ public final class WeirProcess implements AutoCloseable {
   private final Path logFile;
   private final int httpPort;
   private final int grpcPort;
+  /** The tests' JVM: a small serial-GC heap. */
+  private static final List<String> TEST_JVM = List.of("-Xmx512m", "-XX:+UseSerialGC");
+  private static List<String> classDataSharing;
   private Process process;
-  private List<String> jvmOptions = List.of("-Xmx512m", "-XX:+UseSerialGC");
+  private List<String> jvmOptions;
 
   private WeirProcess(List<String> args, Path logFile, int httpPort, int grpcPort) {
     this.args = args;
@@ -70,16 +81,14 @@ public final class WeirProcess implements AutoCloseable {
     args.add("--blocks-storage.filesystem.dir=" + dir.resolve("bucket"));
     args.addAll(List.of(extraArgs));
     WeirProcess p = new WeirProcess(args, dir.resolve("weir.log"), http, grpc);
-    if (jvmOptions != null) {
-      p.jvmOptions = List.copyOf(jvmOptions);
-    }
+    p.jvmOptions = jvmOptions != null ? List.copyOf(jvmOptions) : testJvm();
     p.launch();
     return p;
   }
 
   /** Runs the binary with arguments to completion (for --help, bad flags) and returns it. */
   public static Process runToExit(Path dir, String... args) throws Exception {
-    List<String> cmd = javaCommand(List.of("-Xmx512m", "-XX:+UseSerialGC"));
+    List<String> cmd = javaCommand(testJvm());
     cmd.addAll(List.of(args));
     Process p = new ProcessBuilder(cmd).directory(dir.toFile()).start();
     if (!p.waitFor(60, TimeUnit.SECONDS)) {
@@ -87,6 +96,51 @@ public final class WeirProcess implements AutoCloseable {
       throw new IllegalStateException("weir " + String.join(" ", args) + " did not exit");
     }
     return p;
+  }
+
+  /** {@link #TEST_JVM} and the class data sharing options of {@code weir.jar}. */
+  private static List<String> testJvm() {
+    List<String> options = new ArrayList<>(TEST_JVM);
+    options.addAll(classDataSharing());
+    return options;
+  }
+
+  /**
+   * The options that map the archive {@code ingester/target/weir-test.jsa} of this build's
+   * {@code weir.jar} ({@link ClassDataSharing}), trained at first use by a Kafka-mode
+   * {@code --target=all} process on the shared broker and etcd that takes one remote write: it
+   * loads the classes of the classic and the Kafka paths, which every other target uses a part of.
+   */
+  private static synchronized List<String> classDataSharing() {
+    if (classDataSharing == null) {
+      Path jar = RepoPaths.weirJar();
+      classDataSharing = ClassDataSharing.options(jar.resolveSibling("weir-test.jsa"), List.of(jar), options -> {
+        Path dir = Files.createTempDirectory("weir-cds");
+        KafkaCluster c = new KafkaCluster(KafkaBroker.shared(), EtcdServer.shared());
+        c.broker.createTopic(c.topic, 1);
+        List<String> jvm = new ArrayList<>(TEST_JVM);
+        jvm.addAll(options);
+        // A group of its own: tests read the group ingester-zone-a-0 of the shared broker back from Kafka.
+        try (WeirProcess w = launch(dir, jvm, c.args("--target=all", "--ingester.id=ingester-zone-a-0",
+            "--ingest-storage.kafka.consumer-group=cds-training-" + c.topic))) {
+          w.awaitReady(Duration.ofSeconds(120));
+          TimeSeries series = TimeSeries.newBuilder()
+              .addLabels(Label.newBuilder().setName("__name__").setValue("cds"))
+              .addSamples(Sample.newBuilder().setTimestamp(System.currentTimeMillis()).setValue(1)).build();
+          new RemoteClient(w.httpUrl()).post("/api/v1/push",
+              Snappy.compress(WriteRequest.newBuilder().addTimeseries(series).build().toByteArray()),
+              "Content-Encoding", "snappy", "Content-Type", "application/x-protobuf",
+              "X-Prometheus-Remote-Write-Version", "0.1.0", "X-Scope-OrgID", "cds");
+          w.get("/metrics");
+          w.terminate(Duration.ofSeconds(60)); // a normal exit: the JVM writes the archive
+        } finally {
+          try (var files = Files.walk(dir)) {
+            files.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+          }
+        }
+      });
+    }
+    return classDataSharing;
   }
 
   private static List<String> javaCommand(List<String> jvmOptions) {

@@ -6,13 +6,23 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /**
  * A real Apache Kafka broker (4.x, KRaft, one combined broker+controller node on loopback) in its
@@ -24,12 +34,14 @@ import org.apache.kafka.common.Uuid;
  */
 public final class KafkaBroker implements AutoCloseable {
   private static KafkaBroker shared;
+  private static List<String> classDataSharing;
 
   private final Path dir;
   private final int port;
   private final int controllerPort;
   private final int saslPort;
   private Process process;
+  private List<String> jvmOptions = List.of();
 
   /** The SASL/PLAIN user of the {@link #saslBootstrap()} listener. */
   public static final String SASL_USER = "weir";
@@ -53,12 +65,63 @@ public final class KafkaBroker implements AutoCloseable {
 
   /** Formats a new single-node cluster in {@code dir} and starts it. */
   public static KafkaBroker start(Path dir) throws Exception {
+    List<String> cds = classDataSharing();
+    return start(dir, cds, cds);
+  }
+
+  /** Formats with the JVM options {@code formatOptions}, then starts with {@code brokerOptions}. */
+  private static KafkaBroker start(Path dir, List<String> formatOptions, List<String> brokerOptions)
+      throws Exception {
     KafkaBroker b = new KafkaBroker(dir, free(), free(), free());
     b.writeConfig();
+    b.jvmOptions = formatOptions;
     b.run(List.of("kafka.tools.StorageTool", "format", "-t", Uuid.randomUuid().toString(), "-c",
         dir.resolve("server.properties").toString(), "--standalone"), 60);
+    b.jvmOptions = brokerOptions;
     b.launch();
     return b;
+  }
+
+  /**
+   * The class data sharing options of every broker and tool JVM ({@link ClassDataSharing}): the
+   * archive {@code storage/kafka-broker/target/broker.jsa}, trained at first use by a broker that
+   * creates a topic, takes a record, serves it and a group's commit, and shuts down.
+   */
+  private static synchronized List<String> classDataSharing() throws IOException {
+    if (classDataSharing == null) {
+      Path lib = lib();
+      classDataSharing = ClassDataSharing.options(lib.resolveSibling("broker.jsa"), ClassDataSharing.jarsIn(lib),
+          options -> {
+            Path dir = Files.createTempDirectory("weir-kafka-cds");
+            KafkaBroker b = start(dir, List.of(), options);
+            try {
+              b.createTopic("cds", 1);
+              try (KafkaProducer<byte[], byte[]> p = Backlog.producer(b.bootstrap())) {
+                p.send(new ProducerRecord<>("cds", 0, new byte[1], new byte[1])).get(30, TimeUnit.SECONDS);
+              }
+              Properties c = new Properties();
+              c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, b.bootstrap());
+              c.put(ConsumerConfig.GROUP_ID_CONFIG, "cds");
+              try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(c, new ByteArrayDeserializer(),
+                  new ByteArrayDeserializer())) {
+                TopicPartition tp = new TopicPartition("cds", 0);
+                consumer.assign(List.of(tp)); // as Weir's readers do: assign, fetch, commit for the group
+                consumer.seekToBeginning(List.of(tp));
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                while (consumer.poll(Duration.ofMillis(500)).isEmpty() && System.nanoTime() < deadline) {
+                  // the first fetches may come back empty
+                }
+                consumer.commitSync(Map.of(tp, new OffsetAndMetadata(1)));
+              }
+            } finally {
+              b.stop();
+              try (Stream<Path> files = Files.walk(dir)) {
+                files.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+              }
+            }
+          });
+    }
+    return classDataSharing;
   }
 
   /** The jars of the broker, resolved by the storage/kafka-broker module. */
@@ -117,8 +180,9 @@ public final class KafkaBroker implements AutoCloseable {
 
   private List<String> java(List<String> mainAndArgs) {
     List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-Xmx512m", "-XX:+UseSerialGC", "-Dlog4j2.configurationFile=" + dir.resolve("log4j2.yaml"),
-        "-cp", lib() + "/*"));
+        "-Xmx512m", "-XX:+UseSerialGC", "-Dlog4j2.configurationFile=" + dir.resolve("log4j2.yaml")));
+    cmd.addAll(jvmOptions);
+    cmd.addAll(List.of("-cp", lib() + "/*"));
     cmd.addAll(mainAndArgs);
     return cmd;
   }
