@@ -174,16 +174,18 @@ public final class Overrides implements Function<String, Limits> {
       ingestionBurstSize = l.ingestionBurstSize();
       compactorBlocksRetentionPeriod = l.compactorBlocksRetentionPeriod();
       ingestionPartitionsTenantShardSize = l.ingestionPartitionsTenantShardSize();
-          ingestionPartitionsTenantShardSize, maxNativeHistogramBuckets, reduceNativeHistogramOverMaxBuckets,
-          nativeHistogramsIngestionEnabled, maxGlobalExemplarsPerUser, outOfOrderTimeWindow);
+      maxNativeHistogramBuckets = l.maxNativeHistogramBuckets();
+      reduceNativeHistogramOverMaxBuckets = l.reduceNativeHistogramOverMaxBuckets();
+      nativeHistogramsIngestionEnabled = l.nativeHistogramsIngestionEnabled();
+      maxGlobalExemplarsPerUser = l.maxGlobalExemplarsPerUser();
+      outOfOrderTimeWindow = l.outOfOrderTimeWindow();
     }
 
     Limits build() {
       return new Limits(maxLabelNamesPerSeries, maxLabelNameLength, maxLabelValueLength, creationGracePeriod,
           maxGlobalSeriesPerUser, ingestionRate, ingestionBurstSize, compactorBlocksRetentionPeriod,
           ingestionPartitionsTenantShardSize, maxNativeHistogramBuckets, reduceNativeHistogramOverMaxBuckets,
-          nativeHistogramsIngestionEnabled, maxGlobalExemplarsPerUser);
-          ingestionPartitionsTenantShardSize, outOfOrderTimeWindow);
+          nativeHistogramsIngestionEnabled, maxGlobalExemplarsPerUser, outOfOrderTimeWindow);
     }
   }
 }
