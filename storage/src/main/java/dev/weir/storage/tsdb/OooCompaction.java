@@ -1,10 +1,6 @@
 package dev.weir.storage.tsdb;
 
-import com.fasterxml.jackson.core.JsonFactory;
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonToken;
 import dev.weir.storage.tsdb.block.Block;
-import dev.weir.storage.tsdb.block.BlockMeta;
 import dev.weir.storage.tsdb.block.BlockWriter;
 import dev.weir.storage.tsdb.block.Ulid;
 import dev.weir.storage.tsdb.chunk.XorAppender;
@@ -13,7 +9,6 @@ import dev.weir.storage.tsdb.head.SeriesChunks;
 import dev.weir.storage.tsdb.head.TenantHead;
 import dev.weir.storage.tsdb.wal.Wal;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -42,7 +37,6 @@ import org.slf4j.LoggerFactory;
  */
 final class OooCompaction {
   private static final Logger log = LoggerFactory.getLogger(OooCompaction.class);
-  private static final JsonFactory JSON = new JsonFactory();
   static final String META = "\"weir\": {\"source\": \"" + TenantDb.HEAD_BLOCK_SOURCE + "\", \"outOfOrder\": true}";
 
   private OooCompaction() {}
@@ -106,29 +100,10 @@ final class OooCompaction {
 
   /** Whether a block holds compacted out-of-order samples ({@code weir.outOfOrder} in meta.json). */
   static boolean isOutOfOrderBlock(Block b) {
-    try (JsonParser p = JSON.createParser(Files.readAllBytes(b.dir().resolve(BlockMeta.FILE)))) {
-      if (p.nextToken() != JsonToken.START_OBJECT) {
-        return false;
-      }
-      while (p.nextToken() == JsonToken.FIELD_NAME) {
-        String field = p.currentName();
-        JsonToken value = p.nextToken();
-        if (!field.equals("weir") || value != JsonToken.START_OBJECT) {
-          p.skipChildren();
-          continue;
-        }
-        while (p.nextToken() == JsonToken.FIELD_NAME) {
-          String inner = p.currentName();
-          JsonToken v = p.nextToken();
-          if (inner.equals("outOfOrder")) {
-            return v == JsonToken.VALUE_TRUE;
-          }
-          p.skipChildren();
-        }
-      }
+    try {
+      return "true".equals(WeirMeta.value(b.dir(), "outOfOrder"));
     } catch (IOException e) {
       return false; // Block.open read it already; a block it cannot read is not one of ours
     }
-    return false;
   }
 }

@@ -1,13 +1,10 @@
 package dev.weir.storage.tsdb.shipper;
 
-import com.fasterxml.jackson.core.JsonFactory;
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonToken;
 import dev.weir.storage.tsdb.TenantDb;
+import dev.weir.storage.tsdb.WeirMeta;
 import dev.weir.storage.tsdb.block.Block;
 import dev.weir.storage.tsdb.block.BlockMeta;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import org.jspecify.annotations.Nullable;
 
@@ -22,8 +19,6 @@ import org.jspecify.annotations.Nullable;
  * <p>Stateless.
  */
 final class HeadBlocks {
-  private static final JsonFactory JSON = new JsonFactory();
-
   private HeadBlocks() {}
 
   /**
@@ -42,29 +37,6 @@ final class HeadBlocks {
 
   /** The {@code weir.source} member of a block's meta.json, or null. */
   static @Nullable String source(Path blockDir) throws IOException {
-    try (JsonParser p = JSON.createParser(Files.readAllBytes(blockDir.resolve(BlockMeta.FILE)))) {
-      if (p.nextToken() != JsonToken.START_OBJECT) {
-        throw new IOException("meta.json is not an object: " + blockDir);
-      }
-      while (p.nextToken() == JsonToken.FIELD_NAME) {
-        String field = p.currentName();
-        JsonToken value = p.nextToken();
-        if (!field.equals("weir") || value != JsonToken.START_OBJECT) {
-          p.skipChildren();
-          continue;
-        }
-        while (p.nextToken() == JsonToken.FIELD_NAME) {
-          String inner = p.currentName();
-          JsonToken v = p.nextToken();
-          if (inner.equals("source") && v == JsonToken.VALUE_STRING) {
-            return p.getText();
-          }
-          p.skipChildren();
-        }
-      }
-    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-      throw new IOException("meta.json of " + blockDir + " is not valid JSON: " + e.getOriginalMessage(), e);
-    }
-    return null;
+    return WeirMeta.value(blockDir, "source");
   }
 }
