@@ -50,7 +50,10 @@ import org.xerial.snappy.Snappy;
  * (prometheus/prometheus#11204), so the test compares instead: every histogram sample Weir returns
  * over remote read, SAMPLES and STREAMED_XOR_CHUNKS alike, equals the sample Prometheus' own TSDB
  * returns at that timestamp (count, sum, every bucket's bounds and count); after a kill -9 and a
- * restart (WAL replay) Weir returns the same samples again.
+ * restart (WAL replay) Weir returns the same samples again. Then a second Prometheus 2.42 opened on
+ * a copy of Weir's tenant directory (its WAL is in Prometheus' format) answers
+ * {@code histogram_count}, {@code histogram_sum} and {@code histogram_quantile} exactly as the
+ * scraping Prometheus did over its own TSDB.
  */
 class NativeHistogramIT {
   static final String METRIC = "request_latency_seconds";
@@ -103,6 +106,13 @@ class NativeHistogramIT {
           assertThat(samples.get(t)).as("SAMPLES at %d", t).isEqualTo(expected.get(t));
           assertThat(streamed.get(t)).as("STREAMED_XOR_CHUNKS at %d", t).isEqualTo(expected.get(t));
         }
+        // PromQL over Prometheus' own TSDB, to compare with PromQL over Weir's data below.
+        long from = expected.firstKey();
+        long to = expected.lastKey();
+        java.util.Map<String, JsonNode> promql = new java.util.LinkedHashMap<>();
+        for (String q : PROMQL) {
+          promql.put(q, prom.queryRange(q, from, to, Duration.ofSeconds(1)).path("data").path("result"));
+        }
         prom.close(); // nothing more is written: what Weir acked is what it must return
 
         TreeMap<Long, Sample> acked = weirSamples(weir, start);
@@ -110,9 +120,49 @@ class NativeHistogramIT {
         weir.restart();
         assertThat(weirSamples(weir, start)).as("after kill -9 and WAL replay").isEqualTo(acked);
         assertThat(weirStreamed(weir, start)).isEqualTo(acked);
+
+        // Weir's WAL is a Prometheus WAL: a second Prometheus 2.42 opened on a copy of Weir's tenant
+        // directory replays it (histogram records included) and answers the same PromQL exactly.
+        Path copy = dir.resolve("prometheus-over-weir");
+        copyTree(onlyTenantDir(dir.resolve("weir/data/tsdb")), copy.resolve("data"));
+        try (PrometheusProcess overWeir = PrometheusProcess.start(copy, PrometheusProcess.reservePort(),
+            "global: {scrape_interval: 1h}\n", "--enable-feature=native-histograms",
+            "--storage.tsdb.retention.time=100y")) {
+          for (String q : PROMQL) {
+            JsonNode want = promql.get(q);
+            assertThat(want.size()).as(q).isEqualTo(1);
+            assertThat(want.get(0).path("values").size()).as(q).isGreaterThanOrEqualTo(8);
+            assertThat(overWeir.queryRange(q, from, to, Duration.ofSeconds(1)).path("data").path("result"))
+                .as(q + " over Weir's data vs over Prometheus' own").isEqualTo(want);
+          }
+        }
       }
     } finally {
       observer.shutdownNow();
+    }
+  }
+
+  static final List<String> PROMQL = List.of("histogram_count(" + METRIC + ")", "histogram_sum(" + METRIC + ")",
+      "histogram_quantile(0.9, " + METRIC + ")", "histogram_quantile(0.5, rate(" + METRIC + "[5s]))");
+
+  static Path onlyTenantDir(Path tsdb) throws java.io.IOException {
+    try (var dirs = java.nio.file.Files.list(tsdb)) {
+      List<Path> all = dirs.filter(java.nio.file.Files::isDirectory).toList();
+      assertThat(all).as("tenant directories in " + tsdb).hasSize(1);
+      return all.get(0);
+    }
+  }
+
+  static void copyTree(Path from, Path to) throws java.io.IOException {
+    try (var files = java.nio.file.Files.walk(from)) {
+      for (Path p : files.toList()) {
+        Path dest = to.resolve(from.relativize(p).toString());
+        if (java.nio.file.Files.isDirectory(p)) {
+          java.nio.file.Files.createDirectories(dest);
+        } else {
+          java.nio.file.Files.copy(p, dest);
+        }
+      }
     }
   }
 
