@@ -131,7 +131,8 @@ class NativeHistogramIT {
           for (String q : PROMQL) {
             JsonNode want = promql.get(q);
             assertThat(want.size()).as(q).isEqualTo(1);
-            assertThat(want.get(0).path("values").size()).as(q).isGreaterThanOrEqualTo(8);
+            // 8 or more scrapes; a rate needs two of them in its 5 s window, so it has a point fewer.
+            assertThat(want.get(0).path("values").size()).as(q).isGreaterThanOrEqualTo(7);
             assertThat(overWeir.queryRange(q, from, to, Duration.ofSeconds(1)).path("data").path("result"))
                 .as(q + " over Weir's data vs over Prometheus' own").isEqualTo(want);
           }

@@ -46,7 +46,8 @@ final class TopicLog implements AutoCloseable {
   /** The number of partitions; a failure naming the topic when it does not exist. */
   int partitions(String topic) throws ToolException {
     try {
-      return get(admin.describeTopics(List.of(topic)).allTopicNames()).get(topic).partitions().size();
+      return get(admin.describeTopics(List.of(topic)).allTopicNames(), "cannot describe topic " + topic + " at " + address)
+          .get(topic).partitions().size();
     } catch (ExecutionException e) {
       if (e.getCause() instanceof UnknownTopicOrPartitionException) {
         throw ToolException.failure("topic " + topic + " does not exist");
@@ -99,7 +100,8 @@ final class TopicLog implements AutoCloseable {
   Map<Integer, Long> committed(String group, String topic) throws ToolException {
     Map<TopicPartition, OffsetAndMetadata> all;
     try {
-      all = get(admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata());
+      all = get(admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata(),
+          "cannot read the offsets of consumer group " + group);
     } catch (ExecutionException e) {
       throw ToolException.failure("cannot read the offsets of consumer group " + group + ": " + e.getCause());
     }
@@ -119,17 +121,21 @@ final class TopicLog implements AutoCloseable {
   private Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> listOffsets(
       Map<TopicPartition, OffsetSpec> specs) throws ToolException {
     try {
-      return get(admin.listOffsets(specs).all());
+      return get(admin.listOffsets(specs).all(), "cannot list offsets of " + specs.keySet());
     } catch (ExecutionException e) {
       throw ToolException.failure("cannot list offsets of " + specs.keySet() + ": " + e.getCause());
     }
   }
 
-  private <T> T get(KafkaFuture<T> f) throws ExecutionException, ToolException {
+  /**
+   * Waits at most {@code --kafka.timeout}; a timeout here reads like the admin client's own one (which
+   * races with it), so the one line an operator sees names the same operation either way.
+   */
+  private <T> T get(KafkaFuture<T> f, String failing) throws ExecutionException, ToolException {
     try {
       return f.get(timeoutMs, TimeUnit.MILLISECONDS);
     } catch (TimeoutException e) {
-      throw ToolException.failure("Kafka at " + address + " did not answer within " + timeoutMs + " ms");
+      throw ToolException.failure(failing + ": Kafka at " + address + " did not answer within " + timeoutMs + " ms");
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw ToolException.failure("interrupted");
