@@ -11,7 +11,8 @@ import java.util.Random;
 /**
  * Measures heap bytes per active series: live heap after a full GC, before and after filling a
  * head with N realistic series (10 labels) of S samples each (15 s apart), divided by N. Also
- * prints the head's own estimate for comparison. Usage: {@code HeadMemoryMeasurement [N] [S]}.
+ * prints the head's own estimate for comparison. Usage: {@code HeadMemoryMeasurement [N] [S]};
+ * {@code -Dweir.bench.histogram=true} also prints the live heap's top classes per series.
  */
 public final class HeadMemoryMeasurement {
   private HeadMemoryMeasurement() {}
@@ -45,6 +46,20 @@ public final class HeadMemoryMeasurement {
     System.out.printf("series=%d samples_per_series=%d heap_bytes_per_series=%.0f head_estimate_per_series=%.0f%n",
         n, samples, (after - before) / (double) n,
         (head.memoryBytesEstimate() + interner.bytesEstimate()) / (double) n);
+    if (Boolean.getBoolean("weir.bench.histogram")) {
+      // Where the bytes are: the live heap's top classes (jcmd of this JVM), per series.
+      Process p = new ProcessBuilder("jcmd", Long.toString(ProcessHandle.current().pid()), "GC.class_histogram")
+          .redirectErrorStream(true).start();
+      String[] lines = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8)
+          .split("\n");
+      for (int i = 0; i < Math.min(lines.length, 22); i++) {
+        String[] f = lines[i].trim().split("\\s+");
+        if (f.length >= 4 && f[0].endsWith(":")) {
+          System.out.printf("%8.1f B/series %6.2f objects/series  %s%n", Long.parseLong(f[2]) / (double) n,
+              Long.parseLong(f[1]) / (double) n, f[3]);
+        }
+      }
+    }
     if (head.numSeries() != n) {
       throw new IllegalStateException("expected " + n + " series, got " + head.numSeries());
     }

@@ -13,25 +13,44 @@ import java.util.function.IntPredicate;
  * Inverted index of a tenant head: label name → value → sorted series refs, plus the list of all
  * refs. Selection by matchers is {@link dev.weir.storage.tsdb.postings.Selector}'s.
  *
- * <p>Thread-safe: one writer at a time ({@link #add} and {@link #removeIf} synchronize on the
- * index), lock-free readers.
+ * <p>A label pair that only one series has (a pod name, an instance address: the
+ * high-cardinality labels) holds that ref in a 16-byte immutable {@link One} instead of a growing
+ * {@link PostingList} with its array (48 bytes); the second series replaces it with a list. With
+ * two such labels per series that is 64 bytes per series less.
+ *
+ * <p>Thread-safe: one writer at a time (the caller holds the head's write lock for {@link #add}
+ * and {@link #removeIf}), lock-free readers: a {@code One} never changes, and the map publishes its
+ * replacement.
  */
 final class PostingsIndex implements PostingsSource {
-  private final ConcurrentHashMap<String, ConcurrentHashMap<String, PostingList>> index =
-      new ConcurrentHashMap<>();
+  /** The postings of a label pair only one series has. */
+  private record One(int ref) {}
+
+  /** Per name, per value: a {@link One} or a {@link PostingList}. */
+  private final ConcurrentHashMap<String, ConcurrentHashMap<String, Object>> index = new ConcurrentHashMap<>();
   private final PostingList all = new PostingList();
   private final java.util.concurrent.atomic.AtomicInteger lists = new java.util.concurrent.atomic.AtomicInteger();
+  private final java.util.concurrent.atomic.AtomicInteger singles = new java.util.concurrent.atomic.AtomicInteger();
 
   /** Adds a series; refs must be added in increasing order (the caller holds the write lock). */
   void add(int ref, Labels labels) {
     for (int i = 0; i < labels.size(); i++) {
-      index
-          .computeIfAbsent(labels.name(i), k -> new ConcurrentHashMap<>())
-          .computeIfAbsent(labels.value(i), k -> {
-            lists.incrementAndGet();
-            return new PostingList();
-          })
-          .add(ref);
+      ConcurrentHashMap<String, Object> values = index.computeIfAbsent(labels.name(i), k -> new ConcurrentHashMap<>());
+      String value = labels.value(i);
+      Object cur = values.get(value);
+      if (cur == null) {
+        values.put(value, new One(ref));
+        singles.incrementAndGet();
+      } else if (cur instanceof One one) {
+        PostingList l = new PostingList();
+        l.add(one.ref());
+        l.add(ref);
+        values.put(value, l);
+        singles.decrementAndGet();
+        lists.incrementAndGet();
+      } else {
+        ((PostingList) cur).add(ref);
+      }
     }
     all.add(ref);
   }
@@ -40,15 +59,24 @@ final class PostingsIndex implements PostingsSource {
   void removeIf(IntPredicate removed) {
     IntPredicate keep = removed.negate();
     all.retain(keep);
-    for (Map.Entry<String, ConcurrentHashMap<String, PostingList>> byName : index.entrySet()) {
-      ConcurrentHashMap<String, PostingList> values = byName.getValue();
-      values.values().forEach(l -> l.retain(keep));
+    for (Map.Entry<String, ConcurrentHashMap<String, Object>> byName : index.entrySet()) {
+      ConcurrentHashMap<String, Object> values = byName.getValue();
       values.entrySet().removeIf(e -> {
-        boolean empty = e.getValue().size() == 0;
-        if (empty) {
-          lists.decrementAndGet();
+        Object v = e.getValue();
+        if (v instanceof One one) {
+          if (keep.test(one.ref())) {
+            return false;
+          }
+          singles.decrementAndGet();
+          return true;
         }
-        return empty;
+        PostingList l = (PostingList) v;
+        l.retain(keep);
+        if (l.size() == 0) {
+          lists.decrementAndGet();
+          return true;
+        }
+        return false;
       });
       if (values.isEmpty()) {
         index.remove(byName.getKey(), values);
@@ -58,10 +86,11 @@ final class PostingsIndex implements PostingsSource {
 
   /**
    * Estimated heap bytes: per list its object, array header and map node (~88 bytes), plus 4
-   * bytes per entry with growth slack (~1.25).
+   * bytes per entry with growth slack (~1.25); per single-series pair its map node and
+   * {@link One} (~56 bytes, its one entry already counted in {@code entries}).
    */
   long bytesEstimate(long entries) {
-    return lists.get() * 88L + entries * 5L;
+    return lists.get() * 88L + singles.get() * 52L + entries * 5L;
   }
 
   @Override
@@ -79,17 +108,20 @@ final class PostingsIndex implements PostingsSource {
   }
 
   Set<String> labelValues(String name) {
-    Map<String, PostingList> values = index.get(name);
+    Map<String, Object> values = index.get(name);
     return values == null ? Set.of() : values.keySet();
   }
 
   @Override
   public int[] get(String name, String value) {
-    Map<String, PostingList> values = index.get(name);
+    Map<String, Object> values = index.get(name);
     if (values == null) {
       return Sorted.EMPTY;
     }
-    PostingList l = values.get(value);
-    return l == null ? Sorted.EMPTY : l.snapshot();
+    Object v = values.get(value);
+    if (v == null) {
+      return Sorted.EMPTY;
+    }
+    return v instanceof One one ? new int[] {one.ref()} : ((PostingList) v).snapshot();
   }
 }

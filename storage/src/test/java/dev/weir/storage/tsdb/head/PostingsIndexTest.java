@@ -1,0 +1,59 @@
+package dev.weir.storage.tsdb.head;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weir.storage.tsdb.labels.Labels;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+class PostingsIndexTest {
+  static Labels series(String pod, String job) {
+    return Labels.of("__name__", "up", "job", job, "pod", pod);
+  }
+
+  @Test
+  void aPairOfOneSeriesBecomesAListWhenASecondSeriesHasIt() {
+    PostingsIndex index = new PostingsIndex();
+    index.add(1, series("p1", "api"));
+    assertThat(index.get("job", "api")).containsExactly(1);
+    index.add(2, series("p2", "api"));
+    index.add(3, series("p3", "db"));
+    index.add(4, series("p4", "api"));
+
+    assertThat(index.get("job", "api")).containsExactly(1, 2, 4);
+    assertThat(index.get("job", "db")).containsExactly(3);
+    assertThat(index.get("pod", "p2")).containsExactly(2);
+    assertThat(index.get("__name__", "up")).containsExactly(1, 2, 3, 4);
+    assertThat(index.get("pod", "p9")).isEmpty();
+    assertThat(index.get("zone", "a")).isEmpty();
+    assertThat(index.all()).containsExactly(1, 2, 3, 4);
+    assertThat(index.labelValues("pod")).containsExactlyInAnyOrder("p1", "p2", "p3", "p4");
+    assertThat(index.labelNames()).containsExactlyInAnyOrder("__name__", "job", "pod");
+    // Lists: __name__=up and job=api; single-series pairs: job=db and four pods.
+    assertThat(index.bytesEstimate(0)).isEqualTo(2 * 88L + 5 * 52L);
+  }
+
+  @Test
+  void removalDropsSingleSeriesPairsAndEmptyListsAndKeepsTheRest() {
+    PostingsIndex index = new PostingsIndex();
+    for (int ref = 1; ref <= 6; ref++) {
+      index.add(ref, series("p" + ref, ref <= 2 ? "db" : "api"));
+    }
+    Set<Integer> removed = Set.of(1, 2, 4);
+    index.removeIf(removed::contains);
+
+    assertThat(index.get("job", "db")).isEmpty();
+    assertThat(index.labelValues("job")).containsExactly("api");
+    assertThat(index.get("job", "api")).containsExactly(3, 5, 6);
+    assertThat(index.get("pod", "p4")).isEmpty();
+    assertThat(index.get("pod", "p5")).containsExactly(5);
+    assertThat(index.labelValues("pod")).containsExactlyInAnyOrder("p3", "p5", "p6");
+    assertThat(index.all()).containsExactly(3, 5, 6);
+    assertThat(index.bytesEstimate(0)).isEqualTo(2 * 88L + 3 * 52L);
+
+    index.removeIf(ref -> true);
+    assertThat(index.labelNames()).isEmpty();
+    assertThat(index.all()).isEmpty();
+    assertThat(index.bytesEstimate(0)).isZero();
+  }
+}
