@@ -16,9 +16,11 @@ package dev.weir.storage.tsdb.chunk;
  * <p>Not thread-safe: a series appends under its own lock. {@link #bytes()} returns a copy, which
  * readers may decode while appends continue.
  */
-public final class XorAppender {
-  private final BitWriter w;
-  private final BitWriter.XorState v = new BitWriter.XorState();
+public final class XorAppender extends BitWriter {
+  /** The previous value and the XOR window: {@link BitWriter.XorState}'s fields, held inline. */
+  private double lastValue;
+  private int leading = 0xff;
+  private int trailing;
 
   private int numSamples;
   private long t;
@@ -30,7 +32,7 @@ public final class XorAppender {
   }
 
   public XorAppender(int initialBytes) {
-    w = new BitWriter(2, Math.max(initialBytes, 4));
+    super(2, Math.max(initialBytes, 4));
   }
 
   public int numSamples() {
@@ -46,66 +48,77 @@ public final class XorAppender {
   }
 
   public double lastValue() {
-    return v.value;
+    return lastValue;
   }
 
   /** Bytes the encoded chunk occupies so far. */
+  @Override
   public int sizeBytes() {
-    return w.sizeBytes();
+    return super.sizeBytes();
   }
 
   /** Capacity of the internal buffer (for memory accounting). */
+  @Override
   public int capacityBytes() {
-    return w.capacityBytes();
+    return super.capacityBytes();
   }
 
   /** Appends a sample; timestamps must be increasing (the caller checks order). */
   public void append(long ts, double value) {
     if (numSamples == 0) {
       writeVarint(ts);
-      w.writeDouble(value);
-      v.value = value;
+      writeDouble(value);
+      lastValue = value;
       minTime = ts;
     } else if (numSamples == 1) {
       long delta = ts - t;
       writeUvarint(delta);
-      w.writeXor(v, value);
+      writeXor(value);
       tDelta = delta;
     } else {
       long delta = ts - t;
       long dod = delta - tDelta;
       if (dod == 0) {
-        w.writeBit(false);
+        writeBit(false);
       } else if (bitRange(dod, 14)) {
-        w.writeBits(0b10, 2);
-        w.writeBits(dod, 14);
+        writeBits(0b10, 2);
+        writeBits(dod, 14);
       } else if (bitRange(dod, 17)) {
-        w.writeBits(0b110, 3);
-        w.writeBits(dod, 17);
+        writeBits(0b110, 3);
+        writeBits(dod, 17);
       } else if (bitRange(dod, 20)) {
-        w.writeBits(0b1110, 4);
-        w.writeBits(dod, 20);
+        writeBits(0b1110, 4);
+        writeBits(dod, 20);
       } else {
-        w.writeBits(0b1111, 4);
-        w.writeBits(dod, 64);
+        writeBits(0b1111, 4);
+        writeBits(dod, 64);
       }
-      w.writeXor(v, value);
+      writeXor(value);
       tDelta = delta;
     }
     t = ts;
     numSamples++;
-    w.setByte(0, numSamples >>> 8);
-    w.setByte(1, numSamples);
+    setByte(0, numSamples >>> 8);
+    setByte(1, numSamples);
   }
 
   /** A copy of the encoded chunk as it is now, exactly {@link #sizeBytes()} long. */
+  @Override
   public byte[] bytes() {
-    return w.bytes();
+    return super.bytes();
   }
 
   /** Whether {@code x} fits Prometheus' signed {@code nbits}-bit range (-(2^(n-1)-1) .. 2^(n-1)). */
   static boolean bitRange(long x, int nbits) {
     return -((1L << (nbits - 1)) - 1) <= x && x <= (1L << (nbits - 1));
+  }
+
+  private void writeXor(double value) {
+    long delta = Double.doubleToRawLongBits(value) ^ Double.doubleToRawLongBits(lastValue);
+    lastValue = value;
+    int window = writeXorDelta(delta, leading, trailing);
+    leading = window >>> 8;
+    trailing = window & 0xff;
   }
 
   private void writeVarint(long x) {
@@ -114,9 +127,9 @@ public final class XorAppender {
 
   private void writeUvarint(long x) {
     while ((x & ~0x7FL) != 0) {
-      w.writeBits((x & 0x7F) | 0x80, 8);
+      writeBits((x & 0x7F) | 0x80, 8);
       x >>>= 7;
     }
-    w.writeBits(x, 8);
+    writeBits(x, 8);
   }
 }
