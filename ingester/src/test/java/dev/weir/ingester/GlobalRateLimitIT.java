@@ -74,7 +74,7 @@ class GlobalRateLimitIT {
         window = measure();
       }
       long both = (w1.acksBetween(window[0], window[1]) + w2.acksBetween(window[0], window[1])) * SERIES;
-      assertWithinTenPercent("two global distributors together", both, window);
+      assertAtTheLimit("two global distributors together", both, window);
       assertOnlyRateLimited(viaD1);
       assertOnlyRateLimited(viaD2);
       assertThat(viaD1.toString()).as("the 429 says how the limit is shared")
@@ -96,9 +96,9 @@ class GlobalRateLimitIT {
             LedgerWriter b = w3.startBackground("local", PACE)) {
           window = measure();
         }
-        assertWithinTenPercent("the global distributor left alone", again.acksBetween(window[0], window[1]) * SERIES,
+        assertAtTheLimit("the global distributor left alone", again.acksBetween(window[0], window[1]) * SERIES,
             window);
-        assertWithinTenPercent("the local distributor", w3.acksBetween(window[0], window[1]) * SERIES, window);
+        assertAtTheLimit("the local distributor", w3.acksBetween(window[0], window[1]) * SERIES, window);
         assertOnlyRateLimited(viaLocal);
         assertThat(viaLocal.toString()).contains("ingestion rate limit of 1000.0 samples/s with burst");
       }
@@ -129,12 +129,18 @@ class GlobalRateLimitIT {
     return new long[] {start, System.nanoTime()};
   }
 
-  private static void assertWithinTenPercent(String what, long acceptedSamples, long[] window) {
+  /**
+   * Within +10 % of the limit (never more is admitted) and at least 75 % of it: a token bucket
+   * loses what it would have refilled beyond its burst while the distributor is starved of CPU (a
+   * busy 2-core machine ran it at -10.4 % once), and 75 % still tells a fleet-wide limit shared
+   * right (1000/s) from one split in two (500/s) or not shared at all (2000/s).
+   */
+  private static void assertAtTheLimit(String what, long acceptedSamples, long[] window) {
     double expected = LIMIT * (window[1] - window[0]) / 1e9;
     System.out.printf("global-rate-limit: %s accepted %d samples in %.3f s, the limit allows %.0f (%+.1f%%)%n", what,
         acceptedSamples, (window[1] - window[0]) / 1e9, expected, (acceptedSamples / expected - 1) * 100);
     assertThat((double) acceptedSamples).as("%s: accepted %d samples in %.1f s, the limit allows %.0f", what,
-        acceptedSamples, (window[1] - window[0]) / 1e9, expected).isBetween(expected * 0.9, expected * 1.1);
+        acceptedSamples, (window[1] - window[0]) / 1e9, expected).isBetween(expected * 0.75, expected * 1.1);
   }
 
   /** The clients offered more than the limit (some 429s) and nothing failed otherwise. */

@@ -44,7 +44,7 @@ public final class TenantHead {
   private final HeadOptions options;
   private volatile @Nullable Wal wal;
 
-  private final ConcurrentHashMap<Labels, MemSeries> series = new ConcurrentHashMap<>();
+  private final SeriesMap series = new SeriesMap();
   private final SeriesRefs refs = new SeriesRefs();
   /** WAL refs that replay mapped onto an existing series with the same labels. */
   private final ConcurrentHashMap<Integer, MemSeries> aliases = new ConcurrentHashMap<>();
@@ -195,7 +195,7 @@ public final class TenantHead {
   /** Number of series that received a sample at or after {@code sinceWallMillis}. */
   public int activeSeries(long sinceWallMillis) {
     int n = 0;
-    for (MemSeries s : series.values()) {
+    for (MemSeries s : series.snapshot()) {
       if (s.lastAppendWallMillis() >= sinceWallMillis) {
         n++;
       }
@@ -226,7 +226,7 @@ public final class TenantHead {
     Labels interned = Labels.withWireEncoding(options.interner().intern(labels));
     MemSeries s = new MemSeries(interned, ref);
     refs.put(ref, s);
-    series.put(interned, s);
+    series.put(s);
     if (replayed != null) {
       replayed.add(s);
     } else {
@@ -554,7 +554,7 @@ public final class TenantHead {
       Set<Integer> removedRefs = new HashSet<>();
       long lo = Long.MAX_VALUE;
       synchronized (createLock) {
-        for (MemSeries s : series.values()) {
+        for (MemSeries s : series.snapshot()) {
           if (s.dropChunksBefore(before)) {
             s.removed = true;
             series.remove(s.labels());
@@ -690,7 +690,7 @@ public final class TenantHead {
         return null;
       }
       List<SeriesChunks> out = new ArrayList<>();
-      for (MemSeries s : series.values()) {
+      for (MemSeries s : series.snapshot()) {
         if (s.hasOoo()) {
           out.add(new SeriesChunks(s.labels(), s.sealOoo()));
         }
@@ -733,7 +733,7 @@ public final class TenantHead {
 
   /** All series, for compaction (a snapshot of the set; sample data is read under each series). */
   public List<MemSeries> allSeries() {
-    return new ArrayList<>(series.values());
+    return series.snapshot();
   }
 
   /**
@@ -743,7 +743,7 @@ public final class TenantHead {
   public long memoryBytesEstimate() {
     long n = 0;
     long entries = 0;
-    for (MemSeries s : series.values()) {
+    for (MemSeries s : series.snapshot()) {
       byte[] wire = s.labels().wireEncoding();
       n += SERIES_OVERHEAD_BYTES + 16L + 4L * 2 * s.labels().size() + s.chunkBytes()
           + (wire == null ? 0 : 16L + wire.length);
@@ -754,9 +754,9 @@ public final class TenantHead {
 
   /**
    * Object overhead per series, as a class histogram of the head shows it ({@code bin/bench memory}
-   * with {@code -Dweir.bench.histogram=true}): MemSeries (136 bytes), Labels (24), map node (32)
-   * and table slot (8), ref page slot (4), the head chunk's appender (72) and its buffer's header
-   * (16).
+   * with {@code -Dweir.bench.histogram=true}): MemSeries (136 bytes), Labels (24), series table
+   * slots (~12 at its load), ref page slot (4), the head chunk's appender (72) and its buffer's
+   * header (16).
    */
-  static final long SERIES_OVERHEAD_BYTES = 136 + 24 + 32 + 8 + 4 + 72 + 16;
+  static final long SERIES_OVERHEAD_BYTES = 136 + 24 + 12 + 4 + 72 + 16;
 }
