@@ -68,7 +68,8 @@ public final class HistogramProtos {
 
   /**
    * Checks and decodes a message ({@link HistogramCheck}'s refusals: inconsistent spans, negative
-   * counts, unknown schema).
+   * counts, an integer count that disagrees with the buckets, unknown schema); a schema of 9..52
+   * is decoded at 8.
    */
   public static Decoded fromProto(Histogram h) {
     byte[] b = h.toByteArray();
