@@ -78,6 +78,14 @@ final class HistogramCheck {
    * @throws WireFormatException when the bytes are not a well-formed Histogram
    */
   @Nullable InvalidSeriesException problem(byte[] buf, int off, int len) {
+    return problem(buf, off, len, true);
+  }
+
+  /**
+   * As {@link #problem(byte[], int, int)}; {@code checkCount} false skips the count rule, for
+   * histograms read back from storage (stored before the rule existed, they must still be read).
+   */
+  @Nullable InvalidSeriesException problem(byte[] buf, int off, int len, boolean checkCount) {
     neg.clear();
     pos.clear();
     boolean negativeTotal = false;
@@ -155,7 +163,7 @@ final class HistogramCheck {
       return new InvalidSeriesException(NEGATIVE_REASON, "native histogram has a negative count or zero count");
     }
     InvalidSeriesException custom = schema == -53 ? customProblem(zeroBucket) : null;
-    return custom != null || isFloat ? custom : countProblem(count, zeroCount, sum);
+    return custom != null || isFloat || !checkCount ? custom : countProblem(count, zeroCount, sum);
   }
 
   /**

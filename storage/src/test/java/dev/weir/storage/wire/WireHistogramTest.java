@@ -96,6 +96,12 @@ class WireHistogramTest {
     assertThat(ws.histogramProblem(3)).isNull();
     assertThat(ws.histogram(3).count()).isEqualTo(15);
     assertThat(ws.histogramProblem(4).reason()).isEqualTo("native_histogram_count_mismatch");
+    // Read back from a store (the querier), a histogram stored before the rule is still read;
+    // the other checks still hold.
+    assertThat(HistogramProtos.fromProto(tooSmall).problem().reason()).isEqualTo("native_histogram_count_mismatch");
+    assertThat(HistogramProtos.fromStored(tooSmall).histogram().count()).isEqualTo(13);
+    assertThat(HistogramProtos.fromStored(intHistogram(6).setCountInt(13).addPositiveDeltas(1).build()).problem()
+        .reason()).isEqualTo("native_histogram_span_bucket_mismatch");
   }
 
   @Test
