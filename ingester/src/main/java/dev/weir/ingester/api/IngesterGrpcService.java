@@ -2,6 +2,7 @@ package dev.weir.ingester.api;
 
 import dev.weir.ingester.ingest.ReadConsistency;
 import dev.weir.ingester.ingest.ReadLevel;
+import dev.weir.ingester.push.ExemplarsWritten;
 import dev.weir.ingester.push.ProducedOffsets;
 import dev.weir.ingester.push.Ingester;
 import dev.weir.ingester.push.PushHandler;
@@ -123,21 +124,24 @@ public final class IngesterGrpcService extends QueryingIngesterService {
 
   @Override
   public void push(WriteRequest request, StreamObserver<WriteResponse> out) {
+    ExemplarsWritten.Tally written = new ExemplarsWritten.Tally();
     try {
       long samples = 0;
       for (TimeSeries ts : request.getTimeseriesList()) {
         samples += ts.getSamplesCount() + ts.getHistogramsCount();
       }
       limits.checkWriteRequest(request.getTimeseriesCount(), samples);
-      Map<Integer, Long> produced = ProducedOffsets.capture(() -> push.push(GrpcInterceptors.TENANT.get(), request));
+      Map<Integer, Long> produced = new java.util.HashMap<>();
+      written.during(() -> produced.putAll(ProducedOffsets.capture(
+          () -> push.push(GrpcInterceptors.TENANT.get(), request))));
       Metadata headers = GrpcInterceptors.RESPONSE_HEADERS.get();
       if (!produced.isEmpty() && headers != null) {
         headers.put(GrpcInterceptors.PRODUCED_OFFSETS, ReadLevel.formatOffsets(produced));
       }
-      out.onNext(WriteResponse.getDefaultInstance());
+      out.onNext(WriteResponse.newBuilder().setExemplarsWritten(written.count()).build());
       out.onCompleted();
     } catch (RuntimeException e) {
-      out.onError(GrpcStatuses.toStatus(e));
+      out.onError(GrpcStatuses.toStatus(e, written.count()));
     }
   }
 }

@@ -2,6 +2,7 @@ package dev.weir.ingester.api;
 
 import dev.weir.ingester.ingest.ReadLevel;
 import dev.weir.ingester.logging.RateLimitedLog;
+import dev.weir.ingester.push.ExemplarsWritten;
 import dev.weir.ingester.push.IngesterMetrics;
 import dev.weir.ingester.push.PartialWriteException;
 import dev.weir.ingester.push.ProducedOffsets;
@@ -38,8 +39,10 @@ import org.slf4j.LoggerFactory;
  * reason in {@code weir_discarded_samples_total}); the rest of the request is stored. Native
  * histograms are stored (the histograms header counts those the push did not refuse, also behind
  * a forwarding distributor through the {@code weir-refused-histograms} trailer); exemplars written
- * are those sent less those refused here (an ingester behind a classic distributor does not report
- * its exemplar refusals back); created
+ * are those stored ({@link ExemplarsWritten}: an ingester's exemplar storage took them, behind a
+ * classic distributor as its ingesters answered; in Kafka mode, those produced), so exemplars
+ * refused, out of order, of a refused series, or of a tenant whose exemplar limit is 0 are not
+ * counted, and a duplicate of a stored exemplar is (as Prometheus counts it); created
  * timestamps are read and ignored, as Prometheus does without its created-timestamp-zero-ingestion
  * feature.
  *
@@ -150,16 +153,17 @@ public final class RemoteWriteApi {
     limits.checkWriteRequest(batch.size(), batch.samples());
     long refusedBehind = 0;
     long histogramsRefusedBehind = 0;
-    long exemplarsRefused = 0;
-    Map<Integer, Long> produced = Map.of();
+    Map<Integer, Long> produced = new java.util.HashMap<>();
+    // Exemplars are counted where they are stored (or produced), not as sent less refused: some
+    // are dropped without an error (a tenant whose exemplar limit is 0, a refused series).
+    ExemplarsWritten.Tally exemplarsWritten = new ExemplarsWritten.Tally();
     try {
       if (batch.size() > 0 || !batch.metadata().isEmpty()) {
-        produced = ProducedOffsets.capture(() -> push.push(tenant, batch));
+        exemplarsWritten.during(() -> produced.putAll(ProducedOffsets.capture(() -> push.push(tenant, batch))));
       }
     } catch (PartialWriteException e) {
       refusedBehind = e.refused();
       histogramsRefusedBehind = e.refusedHistograms();
-      exemplarsRefused = e.refusedExemplars();
       errors.refusedElsewhere(e.reason(), e.refused(), e.getMessage());
     } catch (ClientErrorException e) {
       // Refused whole (rate limit, a process that takes no pushes): nothing was written.
@@ -170,14 +174,14 @@ public final class RemoteWriteApi {
     long histogramsRefused = Math.min(batch.histogramSamples(), histogramsRefusedBehind);
     long samplesWritten = Math.max(0, batch.floatSamples() - (refusedBehind - histogramsRefused));
     long histogramsWritten = batch.histogramSamples() - histogramsRefused;
-    long exemplarsWritten = Math.max(0, batch.exemplars() - exemplarsRefused);
     try {
       errors.throwIfAny();
     } catch (PartialWriteException e) {
-      respondV2(ex, 400, e.getMessage(), samplesWritten, histogramsWritten, exemplarsWritten, Map.of());
+      respondV2(ex, 400, e.getMessage(), samplesWritten, histogramsWritten, exemplarsWritten.count(), Map.of());
       return;
     }
-    respondV2(ex, 204, null, samplesWritten, histogramsWritten, exemplarsWritten, producedHeader(produced));
+    respondV2(ex, 204, null, samplesWritten, histogramsWritten, exemplarsWritten.count(),
+        producedHeader(produced));
   }
 
   private static void respondV2(HttpExchange ex, int status, @Nullable String message, long samples,

@@ -1,6 +1,7 @@
 package dev.weir.ingester.distributor;
 
 import dev.weir.ingester.logging.RateLimitedLog;
+import dev.weir.ingester.push.ExemplarsWritten;
 import dev.weir.ingester.push.IngesterMetrics;
 import dev.weir.ingester.push.Limits;
 import dev.weir.ingester.push.PushErrors;
@@ -24,7 +25,8 @@ import org.slf4j.LoggerFactory;
  * {@code ingestion_partitions_tenant_shard_size} is set), and produces one record per partition; returns only
  * when Kafka acknowledged them all. Refused series are reported after the valid ones were
  * written; a Kafka failure (or no ACTIVE partition) is a server error, so the client retries.
- * The offsets produced go to the caller's {@link ProducedOffsets} capture.
+ * The offsets produced go to the caller's {@link ProducedOffsets} capture, the exemplars produced
+ * to its {@link ExemplarsWritten} tally.
  *
  * <p>Thread-safe.
  */
@@ -61,6 +63,15 @@ public final class KafkaDistributor implements PushHandler {
     routed.forEach((p, b) -> byPartition.put(p, b.build()));
     if (!byPartition.isEmpty()) {
       ProducedOffsets.record(writer.get().write(tenant, byPartition));
+      // Written = produced: the ingesters' later refusals (out of order) are not seen by the client,
+      // as for samples.
+      long exemplars = 0;
+      for (WriteRequest r : byPartition.values()) {
+        for (dev.weir.proto.prompb.TimeSeries ts : r.getTimeseriesList()) {
+          exemplars += ts.getExemplarsCount();
+        }
+      }
+      ExemplarsWritten.record(exemplars);
     }
     errors.throwIfAny();
   }

@@ -72,7 +72,10 @@ final class SeriesRouter {
         NativeHistogram ok = HistogramAdmission.admit(d.histogram(), d.problem(), h.getTimestamp(), maxTime, limits,
             labels.toString(), errors);
         if (ok != null) {
-          clean.addHistograms(ok == d.histogram() ? h : HistogramProtos.toProto(ok, h.getTimestamp()));
+          // The message as sent unless admission changed it (a schema above 8 or too many buckets
+          // lowered the resolution).
+          clean.addHistograms(ok == d.histogram() && ok.schema() == h.getSchema() ? h
+              : HistogramProtos.toProto(ok, h.getTimestamp()));
         }
       }
       if (ts.getExemplarsCount() > 0 && limits.maxGlobalExemplarsPerUser() > 0) {

@@ -422,6 +422,8 @@ public final class Ingester implements Service, PushHandler {
     var ex = sc.app().exemplarResult();
     if (ex != null) {
       metrics.ingestedExemplars(tenant, ex.added());
+      // A duplicate is already stored: written, as Prometheus' appender reports it.
+      ExemplarsWritten.record(ex.added() + ex.duplicates());
       if (ex.outOfOrder() > 0 && !reRead) {
         errors.exemplars("exemplar_out_of_order", ex.outOfOrder(), "received " + ex.outOfOrder() + " out-of-order"
             + " exemplar(s): an exemplar must be newer than its series' newest one, series: '"

@@ -245,7 +245,7 @@ public final class SeriesMerger {
       NativeHistogram[] hs = new NativeHistogram[hl.size()];
       int k = 0;
       for (Histogram h : hl) {
-        NativeHistogram decoded = HistogramProtos.fromProto(h).histogram();
+        NativeHistogram decoded = HistogramProtos.fromStored(h).histogram();
         if (decoded != null) { // a source sends what it stored: a refused message is a broken source
           ht[k] = h.getTimestamp();
           hs[k++] = decoded;

@@ -21,7 +21,22 @@ public final class GrpcStatuses {
   public static final Metadata.Key<String> REFUSED_HISTOGRAMS =
       Metadata.Key.of("weir-refused-histograms", Metadata.ASCII_STRING_MARSHALLER);
 
+  /** Trailer of a partly refused Push: exemplars stored all the same ({@code WriteResponse.exemplars_written}). */
+  public static final Metadata.Key<String> WRITTEN_EXEMPLARS =
+      Metadata.Key.of("weir-written-exemplars", Metadata.ASCII_STRING_MARSHALLER);
+
   private GrpcStatuses() {}
+
+  /** The written exemplar count a partly refused Push carried, or 0. */
+  public static long writtenExemplars(Throwable t) {
+    Metadata m = Status.trailersFromThrowable(t);
+    String v = m == null ? null : m.get(WRITTEN_EXEMPLARS);
+    try {
+      return v == null ? 0 : Math.max(0, Long.parseLong(v));
+    } catch (NumberFormatException e) {
+      return 0;
+    }
+  }
 
   /** The refused histogram count a partly refused Push carried, or 0. */
   public static long refusedHistograms(Throwable t) {
@@ -46,6 +61,11 @@ public final class GrpcStatuses {
   }
 
   public static StatusRuntimeException toStatus(Throwable t) {
+    return toStatus(t, 0);
+  }
+
+  /** {@link #toStatus(Throwable)} for a Push that stored {@code writtenExemplars} exemplars before it was partly refused. */
+  public static StatusRuntimeException toStatus(Throwable t, long writtenExemplars) {
     if (t instanceof StatusRuntimeException s) {
       return s;
     }
@@ -59,6 +79,7 @@ public final class GrpcStatuses {
         Metadata trailers = new Metadata();
         trailers.put(REFUSED_SAMPLES, Long.toString(p.refused()));
         trailers.put(REFUSED_HISTOGRAMS, Long.toString(p.refusedHistograms()));
+        trailers.put(WRITTEN_EXEMPLARS, Long.toString(writtenExemplars));
         return base.withDescription(c.getMessage()).asRuntimeException(trailers);
       }
       return base.withDescription(c.getMessage()).asRuntimeException();

@@ -235,8 +235,8 @@ class IngesterGrpcServiceTest {
     assertPushRejected(write(series(List.of("__name__", "s"), NOW + Duration.ofHours(1).toMillis(), 1)),
         "sample_too_far_in_future", "too far in the future");
     assertPushRejected(write(TimeSeries.newBuilder().addAllLabels(series(List.of("__name__", "h")).getLabelsList())
-        .addHistograms(Histogram.newBuilder().setTimestamp(NOW).setCountInt(1).setSchema(9)).build()),
-        "invalid_native_histogram_schema", "native histogram has schema 9");
+        .addHistograms(Histogram.newBuilder().setTimestamp(NOW).setCountInt(1).setSchema(53)).build()),
+        "invalid_native_histogram_schema", "native histogram has schema 53");
     // The identical sample is accepted silently and stored once.
     stub("t").push(write(series(List.of("__name__", "s"), NOW, 5)));
     assertThat(query("t", eq("__name__", "s")).get(0).getSamplesCount()).isEqualTo(1);

@@ -210,6 +210,13 @@ class OtlpTranslatorTest {
     assertThat(h).isEqualTo(new dev.weir.storage.tsdb.chunk.NativeHistogram(false, 0, 2, 0.001, 1, 14, 12.5,
         new int[] {0, 2, 3, 1}, new double[] {1, 2, 3}, new int[] {5, 1}, new double[] {7}, new double[0]));
     assertThat(ts.getHistograms(0).getTimestamp()).isEqualTo(T);
+    // A count that disagrees with the buckets (1 + 6 + 7 = 14) reaches the push path's count rule.
+    Metric wrong = exp.toBuilder().setExponentialHistogram(exp.getExponentialHistogram().toBuilder()
+        .setDataPoints(0, p.toBuilder().setCount(13))).build();
+    dev.weir.proto.prompb.Histogram sent = translator.translate(request(wrong)).request().getTimeseriesList().stream()
+        .filter(t -> t.getHistogramsCount() > 0).findFirst().orElseThrow().getHistograms(0);
+    assertThat(dev.weir.storage.wire.HistogramProtos.fromProto(sent).problem().reason())
+        .isEqualTo("native_histogram_count_mismatch");
   }
 
   @Test

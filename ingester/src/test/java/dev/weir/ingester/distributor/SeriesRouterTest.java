@@ -78,4 +78,18 @@ class SeriesRouterTest {
     assertThat(after.get(0).getTimeseriesCount()).as("every series still written, all to partition 0")
         .isEqualTo(500);
   }
+
+  @Test
+  void forwardsAHistogramOfSchemaAboveEightAtEight() {
+    dev.weir.proto.prompb.Histogram fine = dev.weir.ingester.push.IngesterHistogramTest.schema12(NOW);
+    WriteRequest req = WriteRequest.newBuilder().addTimeseries(TimeSeries.newBuilder()
+        .addLabels(Label.newBuilder().setName("__name__").setValue("h")).addHistograms(fine)).build();
+    Map<Integer, WriteRequest.Builder> out = route(new PartitionRing(twoActivePartitions()), req);
+    dev.weir.proto.prompb.Histogram sent = out.values().iterator().next().getTimeseries(0).getHistograms(0);
+    assertThat(sent.getSchema()).isEqualTo(8);
+    assertThat(sent.getPositiveDeltasList()).containsExactly(6L, 3L, -3L); // 6, 9, 6
+    assertThat(sent.getNegativeDeltasList()).containsExactly(2L, 1L, 1L); // 2, 3, 4
+    assertThat(sent.getCountInt()).isEqualTo(31);
+    assertThat(sent.getTimestamp()).isEqualTo(NOW);
+  }
 }

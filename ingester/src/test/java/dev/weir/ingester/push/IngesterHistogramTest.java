@@ -29,7 +29,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Native histograms through the ingester's push path: limits, reduction, refusals, restart. */
-class IngesterHistogramTest {
+public class IngesterHistogramTest {
   static final long NOW = 1_700_000_000_000L;
 
   @TempDir
@@ -98,6 +98,72 @@ class IngesterHistogramTest {
     assertThat(b.timestamps()[0]).isEqualTo(NOW - 1_000);
     assertThat(b.histograms()[0].positiveBuckets()).containsExactly(1, 1, 1, 1, 1);
     assertThat(b.histograms()[0].count()).isEqualTo(5);
+  }
+
+  /**
+   * Schema 12 at positive indexes 1, 2, 3, 17, 18, 40 (counts 1..6) and negative -16, -15, 1
+   * (counts 2, 3, 4): at schema 8 index i becomes ((i - 1) >> 4) + 1.
+   */
+  public static Histogram schema12(long t) {
+    return Histogram.newBuilder().setSchema(12).setCountInt(31).setSum(100).setZeroThreshold(1e-9).setZeroCountInt(1)
+        .addPositiveSpans(BucketSpan.newBuilder().setOffset(1).setLength(3))
+        .addPositiveSpans(BucketSpan.newBuilder().setOffset(13).setLength(2))
+        .addPositiveSpans(BucketSpan.newBuilder().setOffset(21).setLength(1))
+        .addAllPositiveDeltas(List.of(1L, 1L, 1L, 1L, 1L, 1L))
+        .addNegativeSpans(BucketSpan.newBuilder().setOffset(-16).setLength(2))
+        .addNegativeSpans(BucketSpan.newBuilder().setOffset(15).setLength(1))
+        .addAllNegativeDeltas(List.of(2L, 1L, 1L)).setTimestamp(t).build();
+  }
+
+  static void assertSchema8(NativeHistogram h) {
+    assertThat(h.schema()).isEqualTo(8);
+    assertThat(h.positiveSpans()).containsExactly(1, 3);
+    assertThat(h.positiveBuckets()).containsExactly(6, 9, 6); // 1+2+3, 4+5, 6
+    assertThat(h.negativeSpans()).containsExactly(-1, 3);
+    assertThat(h.negativeBuckets()).containsExactly(2, 3, 4);
+    assertThat(h.count()).isEqualTo(31);
+    assertThat(h.zeroCount()).isEqualTo(1);
+    assertThat(h.sum()).isEqualTo(100);
+  }
+
+  private static org.apache.kafka.common.header.Headers version(int v) {
+    return new org.apache.kafka.common.header.internals.RecordHeaders(List.of(
+        new org.apache.kafka.common.header.internals.RecordHeader(dev.weir.storage.ingest.RecordFormat.VERSION_HEADER,
+            String.valueOf(v).getBytes(java.nio.charset.StandardCharsets.UTF_8))));
+  }
+
+  @Test
+  void storesASchemaAboveEightAtEightOnEveryPath() {
+    ingester.push("t", request("objects", schema12(NOW - 1_000)));
+    ingester.push("t", WireBatch.scan(request("rw1_bytes", schema12(NOW - 1_000)).toByteArray()));
+    byte[] key = "t".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    for (int v = 1; v <= 2; v++) {
+      // A Kafka record as the reader decodes it (the distributor reduced it already; a record
+      // written by another producer is reduced here).
+      byte[] record = dev.weir.storage.ingest.RecordFormat.encode(request("kafka_v" + v, schema12(NOW - 1_000)), v,
+          Integer.MAX_VALUE).get(0);
+      ingester.push("t", dev.weir.storage.ingest.RecordFormat.decodeWire(key, record, version(v), new WireSeries())
+          .batch());
+    }
+    for (String name : List.of("objects", "rw1_bytes", "kafka_v1", "kafka_v2")) {
+      SeriesChunks.Histograms h = stored(name);
+      assertThat(h.size()).as(name).isEqualTo(1);
+      assertSchema8(h.histograms()[0]);
+    }
+    assertThat(discarded("invalid_native_histogram_schema")).isZero();
+  }
+
+  @Test
+  void refusesAnIntegerCountThatDisagreesWithItsBucketsAndStoresTheRest() {
+    Histogram wrong = schema12(NOW - 2_000).toBuilder().setCountInt(30).build();
+    assertThatThrownBy(() -> ingester.push("t", request("counted", wrong, schema12(NOW - 1_000))))
+        .isInstanceOfSatisfying(PartialWriteException.class, e -> {
+          assertThat(e.reason()).isEqualTo("native_histogram_count_mismatch");
+          assertThat(e.getMessage()).contains("31 observations in its buckets but a count of 30", "counted{}");
+          assertThat(e.refusedHistograms()).isEqualTo(1);
+        });
+    assertThat(stored("counted").timestamps()).containsExactly(NOW - 1_000);
+    assertThat(discarded("native_histogram_count_mismatch")).isEqualTo(1);
   }
 
   @Test

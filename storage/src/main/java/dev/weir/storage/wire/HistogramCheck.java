@@ -15,6 +15,13 @@ final class HistogramCheck {
   static final String NEGATIVE_REASON = "native_histogram_negative_count";
   static final String SCHEMA_REASON = "invalid_native_histogram_schema";
   static final String CUSTOM_REASON = "native_histogram_custom_buckets_invalid";
+  static final String COUNT_MISMATCH_REASON = "native_histogram_count_mismatch";
+  static final String COUNT_NOT_BIG_ENOUGH_REASON = "native_histogram_count_not_big_enough";
+  /** Prometheus' {@code ExponentialSchemaMaxReserved}: finer schemas up to it are accepted and reduced to 8. */
+  static final int MAX_RESERVED_SCHEMA = 52;
+
+  private static final int COUNT_INT = 1;
+  private static final int SUM = 3;
 
   private static final int COUNT_FLOAT = 2;
   private static final int SCHEMA = 4;
@@ -42,6 +49,8 @@ final class HistogramCheck {
     long counts;
     int spans;
     long current;
+    /** Sum of the absolute integer bucket counts (wraps as Prometheus' uint64 does). */
+    long total;
     boolean negative;
     boolean badOffset;
 
@@ -53,6 +62,7 @@ final class HistogramCheck {
       counts = 0;
       spans = 0;
       current = 0;
+      total = 0;
       negative = false;
       badOffset = false;
     }
@@ -68,11 +78,23 @@ final class HistogramCheck {
    * @throws WireFormatException when the bytes are not a well-formed Histogram
    */
   @Nullable InvalidSeriesException problem(byte[] buf, int off, int len) {
+    return problem(buf, off, len, true);
+  }
+
+  /**
+   * As {@link #problem(byte[], int, int)}; {@code checkCount} false skips the count rule, for
+   * histograms read back from storage (stored before the rule existed, they must still be read).
+   */
+  @Nullable InvalidSeriesException problem(byte[] buf, int off, int len, boolean checkCount) {
     neg.clear();
     pos.clear();
     boolean negativeTotal = false;
     long schema = 0;
     boolean zeroBucket = false;
+    boolean isFloat = false;
+    long count = 0;
+    long zeroCount = 0;
+    double sum = 0;
     customValues = 0;
     customIncreasing = true;
     r.reset(buf, off, len);
@@ -80,12 +102,19 @@ final class HistogramCheck {
       int tag = r.tag();
       int f = tag >>> 3;
       int wt = tag & 7;
-      if (f == COUNT_FLOAT && wt == ProtoReader.FIXED64) {
+      if (f == COUNT_INT && wt == ProtoReader.VARINT) {
+        count = r.varint();
+        isFloat = false;
+      } else if (f == COUNT_FLOAT && wt == ProtoReader.FIXED64) {
         negativeTotal |= Double.longBitsToDouble(r.fixed64()) < 0;
+        isFloat = true;
+      } else if (f == SUM && wt == ProtoReader.FIXED64) {
+        sum = Double.longBitsToDouble(r.fixed64());
       } else if (f == ZERO_THRESHOLD && wt == ProtoReader.FIXED64) {
         zeroBucket |= Double.longBitsToDouble(r.fixed64()) != 0;
       } else if (f == ZERO_COUNT_INT && wt == ProtoReader.VARINT) {
-        zeroBucket |= r.varint() != 0;
+        zeroCount = r.varint();
+        zeroBucket |= zeroCount != 0;
       } else if (f == ZERO_COUNT_FLOAT && wt == ProtoReader.FIXED64) {
         double z = Double.longBitsToDouble(r.fixed64());
         negativeTotal |= z < 0;
@@ -106,9 +135,9 @@ final class HistogramCheck {
         r.skip(wt);
       }
     }
-    if ((schema < -4 || schema > 8) && schema != -53) {
+    if ((schema < -4 || schema > MAX_RESERVED_SCHEMA) && schema != -53) {
       return new InvalidSeriesException(SCHEMA_REASON, "native histogram has schema " + schema
-          + ": only -4..8 (exponential buckets) and -53 (custom buckets) are valid");
+          + ": only -4..52 (exponential buckets; above 8 stored at 8) and -53 (custom buckets) are valid");
     }
     for (Side side : new Side[] {neg, pos}) {
       String name = side == neg ? "negative" : "positive";
@@ -133,7 +162,30 @@ final class HistogramCheck {
     if (negativeTotal) {
       return new InvalidSeriesException(NEGATIVE_REASON, "native histogram has a negative count or zero count");
     }
-    return schema == -53 ? customProblem(zeroBucket) : null;
+    InvalidSeriesException custom = schema == -53 ? customProblem(zeroBucket) : null;
+    return custom != null || isFloat || !checkCount ? custom : countProblem(count, zeroCount, sum);
+  }
+
+  /**
+   * An integer histogram whose count disagrees with its buckets, as Prometheus'
+   * {@code Histogram.Validate}: counts are unsigned 64-bit there, so sums wrap and compare unsigned.
+   */
+  private @Nullable InvalidSeriesException countProblem(long count, long zeroCount, double sum) {
+    long inBuckets = neg.total + pos.total + zeroCount;
+    if (Double.isNaN(sum)) {
+      if (Long.compareUnsigned(inBuckets, count) > 0) {
+        return new InvalidSeriesException(COUNT_NOT_BIG_ENOUGH_REASON, "native histogram has "
+            + Long.toUnsignedString(inBuckets) + " observations in its buckets but a count of "
+            + Long.toUnsignedString(count) + ": the count should be at least the number of observations in the"
+            + " buckets");
+      }
+    } else if (inBuckets != count) {
+      return new InvalidSeriesException(COUNT_MISMATCH_REASON, "native histogram has "
+          + Long.toUnsignedString(inBuckets) + " observations in its buckets but a count of "
+          + Long.toUnsignedString(count) + ": the count should equal the number of observations in the buckets"
+          + " (in absence of NaN)");
+    }
+    return null;
   }
 
   private long customValues;
@@ -220,6 +272,7 @@ final class HistogramCheck {
   private static void delta(Side side, long zigzag) {
     side.current += (zigzag >>> 1) ^ -(zigzag & 1);
     side.negative |= side.current < 0;
+    side.total += side.current;
     side.deltas++;
   }
 

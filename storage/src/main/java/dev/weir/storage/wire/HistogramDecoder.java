@@ -1,5 +1,6 @@
 package dev.weir.storage.wire;
 
+import dev.weir.storage.tsdb.chunk.HistogramReduction;
 import dev.weir.storage.tsdb.chunk.NativeHistogram;
 import java.util.Arrays;
 
@@ -8,7 +9,11 @@ import java.util.Arrays;
  * {@link NativeHistogram}: integer deltas become absolute counts, float counts are taken as they
  * are. Call it only on a histogram {@link HistogramCheck} found consistent (spans and buckets
  * agree, no mixing of integer and float buckets). A histogram is a float histogram when its count
- * is {@code count_float} (as Prometheus' {@code IsFloatHistogram}). Not thread-safe (reusable
+ * is {@code count_float} (as Prometheus' {@code IsFloatHistogram}). A schema of 9..52 (finer than
+ * Prometheus stores; {@link HistogramCheck} accepts it) comes out reduced to 8, neighbouring
+ * buckets merged, as Prometheus' remote write receiver does before appending
+ * ({@code ReduceResolution(ExponentialSchemaMax)}), so every path that decodes (push, Kafka
+ * records, block-builder, querier) sees only storable schemas. Not thread-safe (reusable
  * cursors); one per {@link WireSeries}.
  */
 final class HistogramDecoder {
@@ -90,10 +95,12 @@ final class HistogramDecoder {
     if (resetHint < NativeHistogram.RESET_UNKNOWN || resetHint > NativeHistogram.RESET_GAUGE) {
       resetHint = NativeHistogram.RESET_UNKNOWN;
     }
-    return new NativeHistogram(isFloat, resetHint, schema, zeroThreshold, zeroCount, count, sum,
+    NativeHistogram h = new NativeHistogram(isFloat, resetHint, schema, zeroThreshold, zeroCount, count, sum,
         Arrays.copyOf(posSpans, posSpanLen), Arrays.copyOf(pos, posLen), Arrays.copyOf(negSpans, negSpanLen),
         Arrays.copyOf(neg, negLen), schema == NativeHistogram.CUSTOM_BUCKETS_SCHEMA
             ? Arrays.copyOf(custom, customLen) : new double[0]);
+    return schema > HistogramReduction.MAX_SCHEMA && schema <= HistogramCheck.MAX_RESERVED_SCHEMA
+        ? HistogramReduction.toSchema(h, HistogramReduction.MAX_SCHEMA) : h;
   }
 
   /** The {@code timestamp} field (15) of the histogram in {@code buf[off, off+len)}, 0 when unset. */

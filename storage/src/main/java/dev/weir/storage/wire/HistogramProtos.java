@@ -68,11 +68,24 @@ public final class HistogramProtos {
 
   /**
    * Checks and decodes a message ({@link HistogramCheck}'s refusals: inconsistent spans, negative
-   * counts, unknown schema).
+   * counts, an integer count that disagrees with the buckets, unknown schema); a schema of 9..52
+   * is decoded at 8.
    */
   public static Decoded fromProto(Histogram h) {
+    return decode(h, true);
+  }
+
+  /**
+   * {@link #fromProto} for a histogram a store sent back (the querier): the same checks but the
+   * count rule, so a histogram stored before that rule existed is still read.
+   */
+  public static Decoded fromStored(Histogram h) {
+    return decode(h, false);
+  }
+
+  private static Decoded decode(Histogram h, boolean checkCount) {
     byte[] b = h.toByteArray();
-    InvalidSeriesException p = new HistogramCheck().problem(b, 0, b.length);
+    InvalidSeriesException p = new HistogramCheck().problem(b, 0, b.length, checkCount);
     if (p != null) {
       return new Decoded(null, p);
     }

@@ -498,8 +498,9 @@ public final class WireSeries {
 
   /**
    * What makes histogram {@code i} meaningless (reason and message, without the series), or null:
-   * spans and buckets that disagree, negative counts ({@link HistogramCheck}), or a schema that is
-   * neither exponential (-4..8) nor custom buckets (-53).
+   * spans and buckets that disagree, negative counts, an integer count that disagrees with the
+   * buckets ({@link HistogramCheck}), or a schema that is neither exponential (-4..52; above 8 is
+   * decoded at 8) nor custom buckets (-53).
    *
    * @throws WireFormatException when the bytes are not a well-formed Histogram
    */

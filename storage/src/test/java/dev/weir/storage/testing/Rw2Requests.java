@@ -59,9 +59,12 @@ public final class Rw2Requests {
     return request.build();
   }
 
-  /** An integer native histogram, consistent: 2 + 1 positive buckets, 1 negative. */
+  /**
+   * An integer native histogram, consistent: 2 + 1 positive buckets (3, 2, 4), 1 negative (2),
+   * zero count 1, so a count of 12 as Prometheus' {@code Histogram.Validate} requires.
+   */
   public static Histogram intHistogram(long timestamp) {
-    return Histogram.newBuilder().setCountInt(10).setSum(42.5).setSchema(3).setZeroThreshold(1e-128)
+    return Histogram.newBuilder().setCountInt(12).setSum(42.5).setSchema(3).setZeroThreshold(1e-128)
         .setZeroCountInt(1).addNegativeSpans(BucketSpan.newBuilder().setOffset(-2).setLength(1))
         .addNegativeDeltas(2).addPositiveSpans(BucketSpan.newBuilder().setOffset(0).setLength(2))
         .addPositiveSpans(BucketSpan.newBuilder().setOffset(3).setLength(1)).addPositiveDeltas(3)

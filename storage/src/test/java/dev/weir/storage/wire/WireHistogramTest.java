@@ -18,7 +18,8 @@ import org.junit.jupiter.api.Test;
 /** Native histograms of remote write 1.0 and 2.0 bodies, built with the protobuf classes, decoded into {@link NativeHistogram}. */
 class WireHistogramTest {
   private static Histogram.Builder intHistogram(long t) {
-    return Histogram.newBuilder().setCountInt(12).setSum(17.25).setSchema(2).setZeroThreshold(0.001)
+    // Zero count 2 + positive 3, 4, 2 + negative 3: a count of 14.
+    return Histogram.newBuilder().setCountInt(14).setSum(17.25).setSchema(2).setZeroThreshold(0.001)
         .setZeroCountInt(2).addPositiveSpans(BucketSpan.newBuilder().setOffset(-1).setLength(2))
         .addPositiveSpans(BucketSpan.newBuilder().setOffset(2).setLength(1)).addPositiveDeltas(3)
         .addPositiveDeltas(1).addPositiveDeltas(-2).addNegativeSpans(BucketSpan.newBuilder().setOffset(0).setLength(1))
@@ -45,7 +46,7 @@ class WireHistogramTest {
     assertThat(ws.histogramProblem(0)).isNull();
     assertThat(ws.histogramTimestamp(0)).isEqualTo(1_000);
     NativeHistogram h = ws.histogram(0);
-    assertThat(h).isEqualTo(new NativeHistogram(false, NativeHistogram.RESET_NO, 2, 0.001, 2, 12, 17.25,
+    assertThat(h).isEqualTo(new NativeHistogram(false, NativeHistogram.RESET_NO, 2, 0.001, 2, 14, 17.25,
         new int[] {-1, 2, 2, 1}, new double[] {3, 4, 2}, new int[] {0, 1}, new double[] {3}, new double[0]));
     assertThat(h.checkLayout()).isNull();
   }
@@ -66,15 +67,111 @@ class WireHistogramTest {
   void reportsInconsistentHistogramsOfRemoteWrite1ByReason() {
     Histogram spans = intHistogram(1).addPositiveDeltas(1).build(); // 4 deltas for 3 span buckets
     Histogram negative = intHistogram(2).setPositiveDeltas(2, -5).build(); // 3, 4, -1
-    Histogram schema = intHistogram(3).setSchema(9).build();
+    Histogram schema = intHistogram(3).setSchema(53).build(); // 9..52 are lowered to 8, 53 is unknown
     WireSeries ws = WireBatch.parse(rw1(spans, negative, schema, intHistogram(4).build()), new WireSeries())
         .read(0, new WireSeries());
     assertThat(ws.histograms()).isEqualTo(4);
     assertThat(ws.histogramProblem(0).reason()).isEqualTo("native_histogram_span_bucket_mismatch");
     assertThat(ws.histogramProblem(1).reason()).isEqualTo("native_histogram_negative_count");
     assertThat(ws.histogramProblem(2).reason()).isEqualTo("invalid_native_histogram_schema");
-    assertThat(ws.histogramProblem(2).getMessage()).contains("schema 9");
+    assertThat(ws.histogramProblem(2).getMessage()).contains("schema 53");
     assertThat(ws.histogramProblem(3)).isNull();
+  }
+
+  @Test
+  void refusesAnIntegerCountThatDisagreesWithTheBucketsAsPrometheusDoes() {
+    // intHistogram has 14 observations in its buckets (zero bucket included).
+    Histogram tooSmall = intHistogram(1).setCountInt(13).build();
+    Histogram tooBig = intHistogram(2).setCountInt(15).build();
+    Histogram nanTooSmall = intHistogram(3).setCountInt(13).setSum(Double.NaN).build();
+    Histogram nanBigger = intHistogram(4).setCountInt(15).setSum(Double.NaN).build(); // a NaN observation
+    Histogram zeroCountShort = intHistogram(5).setZeroCountInt(3).build(); // 15 in buckets, count 14
+    WireSeries ws = WireBatch.parse(rw1(tooSmall, tooBig, nanTooSmall, nanBigger, zeroCountShort), new WireSeries())
+        .read(0, new WireSeries());
+    assertThat(ws.histogramProblem(0).reason()).isEqualTo("native_histogram_count_mismatch");
+    assertThat(ws.histogramProblem(0).getMessage()).contains("14 observations in its buckets but a count of 13");
+    assertThat(ws.histogramProblem(1).reason()).isEqualTo("native_histogram_count_mismatch");
+    assertThat(ws.histogramProblem(2).reason()).isEqualTo("native_histogram_count_not_big_enough");
+    assertThat(ws.histogramProblem(2).getMessage()).contains("14 observations in its buckets but a count of 13");
+    assertThat(ws.histogramProblem(3)).isNull();
+    assertThat(ws.histogram(3).count()).isEqualTo(15);
+    assertThat(ws.histogramProblem(4).reason()).isEqualTo("native_histogram_count_mismatch");
+    // Read back from a store (the querier), a histogram stored before the rule is still read;
+    // the other checks still hold.
+    assertThat(HistogramProtos.fromProto(tooSmall).problem().reason()).isEqualTo("native_histogram_count_mismatch");
+    assertThat(HistogramProtos.fromStored(tooSmall).histogram().count()).isEqualTo(13);
+    assertThat(HistogramProtos.fromStored(intHistogram(6).setCountInt(13).addPositiveDeltas(1).build()).problem()
+        .reason()).isEqualTo("native_histogram_span_bucket_mismatch");
+  }
+
+  @Test
+  void acceptsAFloatCountThatDisagreesWithTheBucketsAsPrometheusDoes() {
+    // FloatHistogram.Validate does not compare the count: rounding would make good data fail.
+    Histogram fh = Histogram.newBuilder().setCountFloat(1).setSum(3).setSchema(0)
+        .addPositiveSpans(BucketSpan.newBuilder().setOffset(0).setLength(2)).addPositiveCounts(2.5)
+        .addPositiveCounts(4).setTimestamp(7).build();
+    WireSeries ws = WireBatch.parse(rw1(fh), new WireSeries()).read(0, new WireSeries());
+    assertThat(ws.histogramProblem(0)).isNull();
+    assertThat(ws.histogram(0).count()).isEqualTo(1);
+  }
+
+  @Test
+  void checksTheCountOfCustomBucketIntegerHistogramsToo() {
+    Histogram.Builder nhcb = Histogram.newBuilder().setCountInt(3).setSum(1).setSchema(-53)
+        .addPositiveSpans(BucketSpan.newBuilder().setOffset(0).setLength(2)).addPositiveDeltas(1).addPositiveDeltas(1)
+        .addCustomValues(0.5);
+    WireSeries ws = WireBatch.parse(rw1(nhcb.build(), nhcb.clone().setCountInt(4).build()), new WireSeries())
+        .read(0, new WireSeries());
+    assertThat(ws.histogramProblem(0)).isNull();
+    assertThat(ws.histogramProblem(1).reason()).isEqualTo("native_histogram_count_mismatch");
+  }
+
+  /**
+   * Schema 12 at bucket indexes 1, 2, 3, 17, 18, 40 (positive) and -16, -15, 1 (negative): at
+   * schema 8 index i becomes ((i - 1) >> 4) + 1, so positive 1..3 -> 1, 17..18 -> 2, 40 -> 3 and
+   * negative -16 -> -1, -15 -> 0, 1 -> 1.
+   */
+  static Histogram.Builder schema12(long t) {
+    return Histogram.newBuilder().setSchema(12).setCountInt(31).setSum(100).setZeroThreshold(1e-9).setZeroCountInt(1)
+        .addPositiveSpans(BucketSpan.newBuilder().setOffset(1).setLength(3))
+        .addPositiveSpans(BucketSpan.newBuilder().setOffset(13).setLength(2))
+        .addPositiveSpans(BucketSpan.newBuilder().setOffset(21).setLength(1))
+        .addAllPositiveDeltas(List.of(1L, 1L, 1L, 1L, 1L, 1L)) // 1, 2, 3, 4, 5, 6
+        .addNegativeSpans(BucketSpan.newBuilder().setOffset(-16).setLength(2))
+        .addNegativeSpans(BucketSpan.newBuilder().setOffset(15).setLength(1))
+        .addAllNegativeDeltas(List.of(2L, 1L, 1L)) // 2, 3, 4
+        .setTimestamp(t);
+  }
+
+  @Test
+  void lowersSchemasAboveEightToEightMergingBuckets() {
+    Histogram fine = schema12(1).build();
+    Histogram floats = Histogram.newBuilder().setSchema(52).setCountFloat(3).setSum(1)
+        .addPositiveSpans(BucketSpan.newBuilder().setOffset(5).setLength(2)).addPositiveCounts(1).addPositiveCounts(2)
+        .setTimestamp(2).build();
+    WireSeries ws = WireBatch.parse(rw1(fine, floats), new WireSeries()).read(0, new WireSeries());
+    assertThat(ws.histogramProblem(0)).isNull();
+    assertThat(ws.histogram(0)).isEqualTo(new NativeHistogram(false, NativeHistogram.RESET_UNKNOWN, 8, 1e-9, 1, 31,
+        100, new int[] {1, 3}, new double[] {6, 9, 6}, new int[] {-1, 3}, new double[] {2, 3, 4}, new double[0]));
+    assertThat(ws.histogram(0).checkLayout()).isNull();
+    // Schema 52 to 8 shifts by 44: indexes 5 and 6 both fall in bucket 1.
+    assertThat(ws.histogramProblem(1)).isNull();
+    assertThat(ws.histogram(1)).isEqualTo(new NativeHistogram(true, NativeHistogram.RESET_UNKNOWN, 8, 0, 0, 3, 1,
+        new int[] {1, 1}, new double[] {3}, new int[0], new double[0], new double[0]));
+    // The protobuf path decodes the same way.
+    assertThat(HistogramProtos.fromProto(fine).histogram()).isEqualTo(ws.histogram(0));
+  }
+
+  @Test
+  void refusesSchemasOutsidePrometheusRange() {
+    WireSeries ws = WireBatch.parse(rw1(schema12(1).setSchema(53).build(), schema12(2).setSchema(-5).build(),
+        schema12(3).setSchema(52).build(), schema12(4).setSchema(-4).build()), new WireSeries())
+        .read(0, new WireSeries());
+    assertThat(ws.histogramProblem(0).reason()).isEqualTo("invalid_native_histogram_schema");
+    assertThat(ws.histogramProblem(1).reason()).isEqualTo("invalid_native_histogram_schema");
+    assertThat(ws.histogramProblem(2)).isNull();
+    assertThat(ws.histogramProblem(3)).isNull();
+    assertThat(ws.histogram(3).schema()).isEqualTo(-4);
   }
 
   @Test
@@ -98,13 +195,13 @@ class WireHistogramTest {
 
   @Test
   void keepsReadingHistogramsOfAKnownSeries() {
-    byte[] body = rw1(intHistogram(1_000).build(), intHistogram(2_000).setCountInt(13).build());
+    byte[] body = rw1(intHistogram(1_000).build(), intHistogram(2_000).setCountInt(15).setZeroCountInt(3).build());
     WireBatch b = WireBatch.parse(body, new WireSeries());
     WireSeries ws = new WireSeries();
     b.read(0, ws); // parse() saved the label facts: this read takes the known-labels path
     assertThat(ws.histograms()).isEqualTo(2);
     assertThat(ws.histogramTimestamp(1)).isEqualTo(2_000);
-    assertThat(ws.histogram(1).count()).isEqualTo(13);
+    assertThat(ws.histogram(1).count()).isEqualTo(15);
     assertThat(ws.value(0)).isEqualTo(1.5);
   }
 
@@ -127,7 +224,7 @@ class WireHistogramTest {
     }
     assertThat(got).hasSize(2);
     // Rw2Requests.intHistogram: deltas 3, -1, 2 over spans [0,2] [3,1]; negative [-2,1] delta 2.
-    assertThat(got.get(0)).isEqualTo(new NativeHistogram(false, NativeHistogram.RESET_NO, 3, 1e-128, 1, 10, 42.5,
+    assertThat(got.get(0)).isEqualTo(new NativeHistogram(false, NativeHistogram.RESET_NO, 3, 1e-128, 1, 12, 42.5,
         new int[] {0, 2, 3, 1}, new double[] {3, 2, 4}, new int[] {-2, 1}, new double[] {2}, new double[0]));
     assertThat(got.get(1).isFloat()).isTrue();
     assertThat(got.get(1).customValues()).containsExactly(0.1, 1);
