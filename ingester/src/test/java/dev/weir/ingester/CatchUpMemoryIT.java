@@ -40,15 +40,16 @@ import org.junit.jupiter.api.io.TempDir;
  *   <li>the live heap the catch-up leaves (after a full GC, less the empty process's) is what the
  *       head estimate says, from −10 % to +20 % (the tenant's WAL writer and metrics are not in
  *       the estimate): the estimate the bounds are written in is honest;
- *   <li>peak RSS ≤ floor + the heap ceiling: memory outside the heap (direct buffers, threads,
- *       native fetch buffers) does not grow with the backlog, and the catch-up completes inside
- *       the heap ceiling ({@code -XX:+ExitOnOutOfMemoryError} would end the process);
+ *   <li>peak RSS ≤ floor + 1.1 × the heap ceiling (10 % for G1's own structures and compiled
+ *       code, which grow with the heap): memory outside the heap (direct buffers, threads) does
+ *       not grow with the backlog, and the catch-up completes inside the heap ceiling
+ *       ({@code -XX:+ExitOnOutOfMemoryError} would end the process);
  *   <li>every produced sample is found, so no bound can be met by consuming nothing.
  * </ul>
  *
  * The goal of issue 19, peak RSS ≤ floor + 1.1 × (head estimate + max-buffered-bytes), is printed
  * but not asserted: G1 sizes the heap by GC time, not by the live set, and during a catch-up it
- * grows the heap well past the live set (docs/operations.md, "Memory"; figures in
+ * grows the heap well past the live set (docs/operations.md, "Memory of an ingester"; figures in
  * docs/benchmarks.md).
  */
 class CatchUpMemoryIT {
@@ -61,6 +62,11 @@ class CatchUpMemoryIT {
   static final long MAX_BUFFERED_BYTES = 16L << 20;
   static final int FETCHERS = 4;
   static final long HEAP_CEILING = 512L << 20;
+  /**
+   * What may grow outside the heap with the heap's size: G1's remembered sets and card tables
+   * (NMT "GC": ~5.5 % of the committed heap measured) and code compiled during the catch-up.
+   */
+  static final double NON_HEAP_ALLOWANCE = 0.1;
   static final String TENANT = "rss";
 
   @TempDir Path dir;
@@ -99,7 +105,7 @@ class CatchUpMemoryIT {
           + " heap ceiling bound %.1f MB", backlog[0], backlog[1] / 1e6, floor / 1e6, floorLive / 1e6, peak / 1e6,
           live / 1e6, head / 1e6, MAX_BUFFERED_BYTES / 1e6, (peak - floor) / 1e6,
           (peak - floor) / (head + MAX_BUFFERED_BYTES), goal / 1e6, peak <= goal ? "met" : "not met",
-          (floor + HEAP_CEILING) / 1e6);
+          (floor + (1 + NON_HEAP_ALLOWANCE) * HEAP_CEILING) / 1e6);
       System.out.println("CatchUpMemoryIT: " + figures);
 
       // The catch-up went through the concurrent fetchers, and the head holds what was sent.
@@ -112,7 +118,7 @@ class CatchUpMemoryIT {
       // 1.11 x when written: the rest is the tenant's own state beside its head (WAL writer, metrics).
       assertThat((double) (live - floorLive)).as("live heap of the catch-up over the empty process's; " + figures)
           .isBetween(0.9 * head, 1.2 * head);
-      assertThat(peak).as(figures).isLessThanOrEqualTo(floor + HEAP_CEILING);
+      assertThat((double) peak).as(figures).isLessThanOrEqualTo(floor + (1 + NON_HEAP_ALLOWANCE) * HEAP_CEILING);
 
       Map<String, ExportClient.Series> found = new ExportClient(ing.httpUrl())
           .export(TENANT, "{__name__=~\"rss_.*\"}", "X-Read-Consistency", "strong");
