@@ -1,6 +1,7 @@
 package dev.weir.ingester.bench;
 
 import dev.weir.ingester.testing.Ports;
+import dev.weir.ingester.testing.ProcStats;
 import dev.weir.ingester.testing.PrometheusProcess;
 import dev.weir.ingester.testing.WeirProcess;
 import dev.weir.proto.prompb.Label;
@@ -54,28 +55,9 @@ import org.xerial.snappy.Snappy;
  */
 public final class CompareRunner {
   /** The JVM options bin/weir starts Weir with (bin/jvm.options), so the benchmark measures them. */
-  static final List<String> LAUNCHER_JVM = launcherJvmOptions();
+  static final List<String> LAUNCHER_JVM = WeirProcess.launcherJvmOptions();
   static final int PER_REQUEST = 2_000;
   static final long STEP = 15_000;
-
-  /** The JVM defaults bin/weir starts Weir with: the non-comment lines of bin/jvm.options. */
-  static List<String> launcherJvmOptions() {
-    Path options = Path.of(System.getProperty("weir.repo.root", "."), "bin", "jvm.options");
-    try {
-      List<String> out = new ArrayList<>();
-      for (String line : Files.readAllLines(options)) {
-        if (!line.isBlank() && !line.trim().startsWith("#")) {
-          out.addAll(List.of(line.trim().split("\\s+")));
-        }
-      }
-      if (out.isEmpty()) {
-        throw new IllegalStateException("no JVM options in " + options);
-      }
-      return List.copyOf(out);
-    } catch (IOException e) {
-      throw new IllegalStateException("cannot read " + options, e);
-    }
-  }
 
   final Map<String, String> opts = new LinkedHashMap<>();
   final List<String> report = new ArrayList<>();

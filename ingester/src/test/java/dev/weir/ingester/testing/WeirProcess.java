@@ -98,6 +98,28 @@ public final class WeirProcess implements AutoCloseable {
     return p;
   }
 
+  /**
+   * The JVM options {@code bin/weir} starts Weir with: the non-comment lines of
+   * {@code bin/jvm.options}, for tests and benchmarks that measure what production runs.
+   */
+  public static List<String> launcherJvmOptions() {
+    Path options = RepoPaths.root().resolve("bin").resolve("jvm.options");
+    try {
+      List<String> out = new ArrayList<>();
+      for (String line : Files.readAllLines(options)) {
+        if (!line.isBlank() && !line.trim().startsWith("#")) {
+          out.addAll(List.of(line.trim().split("\\s+")));
+        }
+      }
+      if (out.isEmpty()) {
+        throw new IllegalStateException("no JVM options in " + options);
+      }
+      return List.copyOf(out);
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot read " + options, e);
+    }
+  }
+
   /** {@link #TEST_JVM} and the class data sharing options of {@code weir.jar}. */
   private static List<String> testJvm() {
     List<String> options = new ArrayList<>(TEST_JVM);

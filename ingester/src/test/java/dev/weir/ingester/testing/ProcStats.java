@@ -1,17 +1,17 @@
-package dev.weir.ingester.bench;
+package dev.weir.ingester.testing;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
 /** CPU time and resident memory of a process, read from /proc (Linux). */
-final class ProcStats {
+public final class ProcStats {
   private static final double TICKS = 100.0; // USER_HZ on Linux
 
   private ProcStats() {}
 
   /** User + system CPU seconds used so far by the process (its threads included). */
-  static double cpuSeconds(long pid) {
+  public static double cpuSeconds(long pid) {
     try {
       String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
       String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
@@ -22,11 +22,23 @@ final class ProcStats {
     }
   }
 
-  /** Resident set size in bytes. */
-  static long rssBytes(long pid) {
+  /** Resident set size in bytes; -1 when the process is gone. */
+  public static long rssBytes(long pid) {
+    return status(pid, "VmRSS:");
+  }
+
+  /**
+   * The peak resident set size in bytes since the process started ({@code VmHWM}, kept by the
+   * kernel: no sampling can miss a short peak); -1 when the process is gone.
+   */
+  public static long peakRssBytes(long pid) {
+    return status(pid, "VmHWM:");
+  }
+
+  private static long status(long pid, String field) {
     try {
       for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
-        if (line.startsWith("VmRSS:")) {
+        if (line.startsWith(field)) {
           return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
         }
       }
