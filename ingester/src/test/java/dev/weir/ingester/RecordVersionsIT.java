@@ -205,19 +205,27 @@ class RecordVersionsIT {
 
   /**
    * Through a Kafka distributor: valid series, one with a symbol reference out of range, one with a
-   * native histogram (stored); the 400 says exactly how many samples and histograms went to Kafka.
+   * native histogram (stored), an exemplar on a valid series and one on the refused series; the 400
+   * says exactly how many samples, histograms and exemplars went to Kafka.
    */
   void writePartlyInvalidV2(WeirProcess d) throws Exception {
     List<long[]> samples = nextSamples().subList(0, 5);
     Rw2Requests req = new Rw2Requests();
     for (long[] x : samples) {
       int s = (int) x[0];
-      req.add(req.series("__name__", "versions", "job", "j", "series", String.valueOf(s))
+      var series = req.series("__name__", "versions", "job", "j", "series", String.valueOf(s))
           .addSamples(dev.weir.proto.writev2.Sample.newBuilder().setTimestamp(x[1]).setValue(value(x[1], s)))
-          .addSamples(dev.weir.proto.writev2.Sample.newBuilder().setTimestamp(x[2]).setValue(value(x[2], s))));
+          .addSamples(dev.weir.proto.writev2.Sample.newBuilder().setTimestamp(x[2]).setValue(value(x[2], s)));
+      if (x == samples.get(0)) {
+        series.addExemplars(dev.weir.proto.writev2.Exemplar.newBuilder().addLabelsRefs(req.ref("trace_id"))
+            .addLabelsRefs(req.ref("kafka-v2")).setValue(value(x[2], s)).setTimestamp(x[2]));
+      }
+      req.add(series);
     }
     req.add(req.series("__name__", "versions", "job").addLabelsRefs(777)
-        .addSamples(dev.weir.proto.writev2.Sample.newBuilder().setTimestamp(next).setValue(1)));
+        .addSamples(dev.weir.proto.writev2.Sample.newBuilder().setTimestamp(next).setValue(1))
+        .addExemplars(dev.weir.proto.writev2.Exemplar.newBuilder().addLabelsRefs(req.ref("trace_id"))
+            .addLabelsRefs(req.ref("refused")).setValue(1).setTimestamp(next)));
     req.add(req.series("__name__", "versions_histogram", "job", "j")
         .addHistograms(Rw2Requests.intHistogram(next)));
     HttpResponse<String> r = post(d, Snappy.compress(req.build().toByteArray()),
@@ -226,6 +234,7 @@ class RecordVersionsIT {
     assertThat(r.body()).contains("symbol reference 777 is out of range");
     assertThat(r.headers().firstValue("X-Prometheus-Remote-Write-Samples-Written")).hasValue("10");
     assertThat(r.headers().firstValue("X-Prometheus-Remote-Write-Histograms-Written")).hasValue("1");
+    assertThat(r.headers().firstValue("X-Prometheus-Remote-Write-Exemplars-Written")).hasValue("1");
     ack(samples);
   }
 
