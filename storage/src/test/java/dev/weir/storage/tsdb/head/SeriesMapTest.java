@@ -116,7 +116,7 @@ class SeriesMapTest {
       readers.add(t);
     }
     Random rnd = new Random(5);
-    for (int round = 0; round < 2_000_000; round++) {
+    for (int round = 0; round < 500_000; round++) {
       Labels l = crowded.get(rnd.nextInt(15));
       if (map.get(l) == null) {
         map.put(new MemSeries(l, ref++));
