@@ -13,33 +13,20 @@ public final class PartialWriteException extends ClientErrorException {
 
   private final long refused;
   private final long refusedHistograms;
-  private final long refusedExemplars;
 
   public PartialWriteException(String reason, String message, long refused) {
     this(reason, message, refused, 0);
   }
 
   public PartialWriteException(String reason, String message, long refused, long refusedHistograms) {
-    this(reason, message, refused, refusedHistograms, 0);
+    super(reason, message);
+    this.refused = refused;
+    this.refusedHistograms = refusedHistograms;
   }
 
   /** Of {@link #refused()}, how many were native histogram samples. */
   public long refusedHistograms() {
     return refusedHistograms;
-  }
-
-  /** With the exemplars refused (which are not samples). */
-  public PartialWriteException(String reason, String message, long refused, long refusedHistograms,
-      long refusedExemplars) {
-    super(reason, message);
-    this.refused = refused;
-    this.refusedHistograms = refusedHistograms;
-    this.refusedExemplars = refusedExemplars;
-  }
-
-  /** Exemplars refused (in this process; a remote ingester's refusals are not carried back). */
-  public long refusedExemplars() {
-    return refusedExemplars;
   }
 
   /** Samples plus histogram samples refused, each counted once. */

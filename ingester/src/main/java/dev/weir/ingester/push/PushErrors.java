@@ -18,7 +18,6 @@ public final class PushErrors {
   private int count;
   private long refused;
   private long refusedHistograms;
-  private long refusedExemplars;
 
   public PushErrors(String tenant, IngesterMetrics metrics, RateLimitedLog log) {
     this.tenant = tenant;
@@ -51,7 +50,6 @@ public final class PushErrors {
   /** Refused exemplars: counted by reason, reported like a refused sample (no sample is refused). */
   public void exemplars(String reason, int exemplars, String message) {
     metrics.discardedExemplars(tenant, reason, exemplars);
-    refusedExemplars += exemplars;
     refusedElsewhere(reason, 0, message);
   }
 
@@ -84,6 +82,6 @@ public final class PushErrors {
     String msg = count > 1 ? first + " (and " + (count - 1) + " more errors in this request)" : first;
     log.warn("msg=\"push rejected in part\" user=" + tenant + " reason=" + firstReason + " errors=" + count
         + " first=\"" + first.replace("\"", "'") + "\"");
-    throw new PartialWriteException(firstReason, msg, refused, refusedHistograms, refusedExemplars);
+    throw new PartialWriteException(firstReason, msg, refused, refusedHistograms);
   }
 }

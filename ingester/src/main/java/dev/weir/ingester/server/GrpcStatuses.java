@@ -29,19 +29,18 @@ public final class GrpcStatuses {
 
   /** The written exemplar count a partly refused Push carried, or 0. */
   public static long writtenExemplars(Throwable t) {
-    Metadata m = Status.trailersFromThrowable(t);
-    String v = m == null ? null : m.get(WRITTEN_EXEMPLARS);
-    try {
-      return v == null ? 0 : Math.max(0, Long.parseLong(v));
-    } catch (NumberFormatException e) {
-      return 0;
-    }
+    return count(t, WRITTEN_EXEMPLARS);
   }
 
   /** The refused histogram count a partly refused Push carried, or 0. */
   public static long refusedHistograms(Throwable t) {
+    return count(t, REFUSED_HISTOGRAMS);
+  }
+
+  /** A non-negative count in the trailer {@code key} of a failed call, or 0 (absent or malformed). */
+  private static long count(Throwable t, Metadata.Key<String> key) {
     Metadata m = Status.trailersFromThrowable(t);
-    String v = m == null ? null : m.get(REFUSED_HISTOGRAMS);
+    String v = m == null ? null : m.get(key);
     try {
       return v == null ? 0 : Math.max(0, Long.parseLong(v));
     } catch (NumberFormatException e) {
