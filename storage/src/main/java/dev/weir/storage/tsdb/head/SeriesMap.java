@@ -143,6 +143,18 @@ final class SeriesMap {
     }
   }
 
+  /**
+   * Calls {@code action} for the series in the table without copying it, for counts and estimates
+   * that may be off by the few series a concurrent removal moves (seen twice or not at all).
+   */
+  void forEachApproximately(java.util.function.Consumer<MemSeries> action) {
+    for (MemSeries s : table) {
+      if (s != null) {
+        action.accept(s);
+      }
+    }
+  }
+
   /** Copies {@code t} into a new table of {@code capacity} slots and publishes it. */
   private MemSeries[] rebuilt(MemSeries[] t, int capacity) {
     MemSeries[] n = new MemSeries[capacity];

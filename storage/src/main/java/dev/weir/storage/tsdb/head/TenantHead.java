@@ -194,13 +194,13 @@ public final class TenantHead {
 
   /** Number of series that received a sample at or after {@code sinceWallMillis}. */
   public int activeSeries(long sinceWallMillis) {
-    int n = 0;
-    for (MemSeries s : series.snapshot()) {
+    int[] n = {0};
+    series.forEachApproximately(s -> {
       if (s.lastAppendWallMillis() >= sinceWallMillis) {
-        n++;
+        n[0]++;
       }
-    }
-    return n;
+    });
+    return n[0];
   }
 
   MemSeries getOrCreate(Labels labels) {
@@ -741,15 +741,14 @@ public final class TenantHead {
    * the postings index (strings are shared through interning and counted in the interner).
    */
   public long memoryBytesEstimate() {
-    long n = 0;
-    long entries = 0;
-    for (MemSeries s : series.snapshot()) {
+    long[] n = {0, 0}; // bytes, postings entries
+    series.forEachApproximately(s -> {
       byte[] wire = s.labels().wireEncoding();
-      n += SERIES_OVERHEAD_BYTES + 16L + 4L * 2 * s.labels().size() + s.chunkBytes()
+      n[0] += SERIES_OVERHEAD_BYTES + 16L + 4L * 2 * s.labels().size() + s.chunkBytes()
           + (wire == null ? 0 : 16L + wire.length);
-      entries += s.labels().size() + 1;
-    }
-    return n + postings.bytesEstimate(entries);
+      n[1] += s.labels().size() + 1;
+    });
+    return n[0] + postings.bytesEstimate(n[1]);
   }
 
   /**
