@@ -199,6 +199,7 @@ public final class Weir {
         return SeriesLimit.perPartition(l, r == null ? null : r.partitionRing());
       });
       tsdb.progressBoard(progress);
+      tsdb.earlyCompaction(config.earlyCompaction());
       tsdb.exemplarLimits(tenant -> () -> {
         Limits l = limits.apply(tenant);
         InstanceRingService r = ringRef.get();

@@ -1,5 +1,6 @@
 package dev.weir.ingester.config;
 
+import dev.weir.storage.tsdb.EarlyCompaction;
 import dev.weir.storage.tsdb.TsdbConfig;
 import dev.weir.storage.tsdb.head.HeadConfig;
 import dev.weir.storage.tsdb.shipper.ShipperConfig;
@@ -24,6 +25,10 @@ public final class StorageConfig {
     private final Flag<Boolean> repair;
     private final Flag<Duration> shipInterval;
     private final Flag<Integer> oooCapMax;
+    private final Flag<Long> earlyMinSeries;
+    private final Flag<Integer> earlyMinReduction;
+    private final Flag<Integer> earlyMemoryPercent;
+    private final Flag<Duration> earlyCheckInterval;
 
     public Flags(FlagSet fs) {
       blockRange = fs.duration("blocks-storage.tsdb.block-ranges-period", Duration.ofHours(2),
@@ -51,6 +56,43 @@ public final class StorageConfig {
               + " shipping. While shipping is enabled, a block past retention-period is deleted only once"
               + " shipped. In Kafka mode with block-builders, set 0: the block-builder owns long-term blocks.");
       oooCapMax = defineOooCapMax(fs);
+      earlyMinSeries = fs.int64("blocks-storage.tsdb.early-head-compaction-min-in-memory-series", 0,
+          "When the heads of all tenants hold at least this many series, heads are compacted early: every chunk"
+              + " older than the oldest time the head still accepts in order (newest sample minus half a block"
+              + " range) is written to a block and series left without samples leave memory. 0 disables this"
+              + " trigger (as in Mimir).");
+      earlyMinReduction = fs.integer("blocks-storage.tsdb.early-head-compaction-min-estimated-series-reduction-percentage",
+          15, "An early compaction runs only when it is estimated to free at least this percentage of the heads'"
+              + " series or estimated memory; a tenant's head below it is compacted only when needed to get under"
+              + " the threshold (at most once a minute).");
+      earlyMemoryPercent = fs.integer("blocks-storage.tsdb.early-head-compaction-memory-budget-percentage", 50,
+          "Heads are also compacted early when their memory estimate (weir_tsdb_head_memory_estimate_bytes)"
+              + " reaches this percentage of the JVM's maximum heap, so a catch-up with series churn frees memory"
+              + " instead of running out of it. 0 disables this trigger.");
+      earlyCheckInterval = fs.duration("blocks-storage.tsdb.early-head-compaction-check-interval", Duration.ofSeconds(5),
+          "How often the heads are measured against the early compaction thresholds (a walk over every series).");
+    }
+
+    /** When heads are compacted early; the memory budget is taken from this JVM's maximum heap. */
+    public EarlyCompaction.Config buildEarlyCompaction() throws ConfigException {
+      if (earlyMinSeries.get() < 0) {
+        throw new ConfigException("blocks-storage.tsdb.early-head-compaction-min-in-memory-series must not be negative");
+      }
+      int pct = earlyMinReduction.get();
+      if (pct < 0 || pct > 100) {
+        throw new ConfigException("blocks-storage.tsdb.early-head-compaction-min-estimated-series-reduction-percentage"
+            + " must be in [0, 100]: " + pct);
+      }
+      int mem = earlyMemoryPercent.get();
+      if (mem < 0 || mem > 100) {
+        throw new ConfigException("blocks-storage.tsdb.early-head-compaction-memory-budget-percentage must be in"
+            + " [0, 100]: " + mem);
+      }
+      if (earlyCheckInterval.get().toMillis() < 1) {
+        throw new ConfigException("blocks-storage.tsdb.early-head-compaction-check-interval must be at least 1ms");
+      }
+      long budget = mem == 0 ? 0 : Runtime.getRuntime().maxMemory() / 100 * mem;
+      return new EarlyCompaction.Config(earlyMinSeries.get(), budget, pct, earlyCheckInterval.get());
     }
 
     private Flag<Integer> defineOooCapMax(FlagSet fs) {

@@ -16,6 +16,7 @@ import dev.weir.ingester.server.Tenants;
 import dev.weir.ingester.storegateway.StoreGatewayConfig;
 import dev.weir.storage.bucketstore.BucketStoreConfig;
 import dev.weir.storage.compactor.BlocksCleanerConfig;
+import dev.weir.storage.tsdb.EarlyCompaction;
 import dev.weir.storage.tsdb.TsdbConfig;
 import dev.weir.storage.tsdb.shipper.ShipperConfig;
 import java.nio.file.Path;
@@ -31,6 +32,7 @@ import java.util.List;
  * @param compactor the compactor's bucket retention
  * @param otlp how OTLP metrics become Prometheus series
  * @param distributor the ingestion rate-limit strategy and the distributor ring
+ * @param earlyCompaction when the heads are compacted early (series threshold, memory budget)
  */
 public record WeirConfig(
     String target,
@@ -51,7 +53,8 @@ public record WeirConfig(
     QuerierConfig querier,
     BlocksCleanerConfig compactor,
     OtlpTranslator otlp,
-    DistributorConfig distributor) {
+    DistributorConfig distributor,
+    EarlyCompaction.Config earlyCompaction) {
 
   /**
    * The runtime config file and its reload period.
@@ -148,7 +151,7 @@ public record WeirConfig(
           storage.build(ing.dataDir()), ring.build(), ingest.build(), api.build(),
           new RuntimeConfigFile(runtimeFile.get().isEmpty() ? null : Path.of(runtimeFile.get()), runtimePeriod.get()),
           blockBuilder.build(), bucket.build(), bucketStore.build(), storage.buildShipper(), querier.build(),
-          compactor.build(), otlp.build(), distributor.build());
+          compactor.build(), otlp.build(), distributor.build(), storage.buildEarlyCompaction());
     }
 
     private static String findConfigFile(String[] args) {

@@ -53,6 +53,8 @@ public final class TenantDb {
    */
   public static final String HEAD_BLOCK_SOURCE = "ingester";
   private static final String HEAD_BLOCK_META = "\"weir\": {\"source\": \"" + HEAD_BLOCK_SOURCE + "\"}";
+  private static final String EARLY_BLOCK_META = "\"weir\": {\"source\": \"" + HEAD_BLOCK_SOURCE
+      + "\", \"earlyCompaction\": true}";
 
   private final String tenant;
   private final TsdbConfig config;
@@ -95,7 +97,8 @@ public final class TenantDb {
     db.loadBlocks();
     db.loadBlockMetadata();
     // Blocks of out-of-order samples may reach into the head's range: they do not bound it (Prometheus).
-    long blocksEnd = db.blocks.stream().filter(b -> !OooCompaction.isOutOfOrderBlock(b))
+    // So may blocks of an early compaction: the head kept samples older than their end.
+    long blocksEnd = db.blocks.stream().filter(b -> !OooCompaction.isOutOfOrderBlock(b) && !isEarlyBlock(b))
         .mapToLong(b -> b.meta().maxTime()).max().orElse(Long.MIN_VALUE);
     head.setMinValidTime(blocksEnd);
     long t0 = System.nanoTime();
@@ -312,6 +315,70 @@ public final class TenantDb {
     return written;
   }
 
+  /** What an early compaction of one tenant did. */
+  record EarlyResult(int blocks, int removedSeries, long samples) {
+    static final EarlyResult NONE = new EarlyResult(0, 0, 0);
+  }
+
+  /**
+   * The oldest time the head still accepts in order, where an early compaction cuts: half a
+   * block range before the newest sample (older samples are refused as out of bounds already),
+   * or {@code Long.MIN_VALUE} for an empty head.
+   */
+  long earlyCompactionTime() {
+    long max = head.maxTime();
+    return max == Long.MIN_VALUE ? Long.MIN_VALUE : Math.max(head.minValidTime(),
+        max - config.head().chunkRangeMillis() / 2);
+  }
+
+  /**
+   * Early head compaction (Mimir's, for an ingester whose heads pass a memory budget): after the
+   * complete ranges, writes every in-order chunk whose samples are all older than
+   * {@link #earlyCompactionTime()} into one block, drops those chunks from the head (series left
+   * without samples go) and checkpoints the WAL per series. It refuses no sample the head would
+   * have accepted: the cut is at or below the out-of-bounds limit. The block carries
+   * {@code weir.earlyCompaction} in meta.json so that at start-up it does not raise the head's
+   * minimum valid time (the head kept the younger chunks of the same range). A crash between the
+   * block and the checkpoint replays those samples into the head again; queries return each
+   * sample once.
+   */
+  EarlyResult compactEarly() throws IOException, WalCorruptionException {
+    compact();
+    long before = earlyCompactionTime();
+    long min = head.minTime();
+    if (min == Long.MAX_VALUE || before <= min) {
+      return EarlyResult.NONE;
+    }
+    List<SeriesChunks> data = head.chunksBefore(before);
+    if (data.isEmpty()) {
+      return EarlyResult.NONE;
+    }
+    long dataMin = Long.MAX_VALUE;
+    for (SeriesChunks sc : data) {
+      dataMin = Math.min(dataMin, sc.chunks().get(0).minTime());
+    }
+    long keptFrom = head.minValidTime();
+    String ulid = Ulid.random(wallClock.getAsLong());
+    BlockWriter.write(config.blocksDir(tenant), ulid, dataMin, before, data, EARLY_BLOCK_META);
+    writeMetadataFile(config.blocksDir(tenant).resolve(ulid), data);
+    Block b = Block.open(config.blocksDir(tenant).resolve(ulid));
+    addBlock(b);
+    log.info("msg=\"head compacted early into block\" user={} block={} min_time={} max_time={} series={} samples={}",
+        tenant, ulid, dataMin, before, b.meta().numSeries(), b.meta().numSamples());
+    int removed = head.truncate(before);
+    checkpoint(keptFrom, removed);
+    return new EarlyResult(1, removed, b.meta().numSamples());
+  }
+
+  /** Whether an early compaction wrote the block ({@code weir.earlyCompaction} in meta.json). */
+  static boolean isEarlyBlock(Block b) {
+    try {
+      return "true".equals(WeirMeta.value(b.dir(), "earlyCompaction"));
+    } catch (IOException e) {
+      return false; // Block.open read it already; a block it cannot read is not one of ours
+    }
+  }
+
   /** The side file of the metadata of the block's families; a failure costs the file, not the block. */
   private void writeMetadataFile(Path blockDir, List<SeriesChunks> data) {
     java.util.Set<String> names = new java.util.HashSet<>();
@@ -339,7 +406,7 @@ public final class TenantDb {
     }
     try {
       int last = w.roll();
-      Checkpoint.create(config.walDir(tenant), last, head::isLive, minTime, metrics.wal, tenant, sink -> {
+      Checkpoint.create(config.walDir(tenant), last, head::isLive, head::heldFrom, minTime, metrics.wal, tenant, sink -> {
         head.metadata().writeLive(sink);
         head.exemplars().writeLive(sink);
       });

@@ -53,6 +53,7 @@ public final class Tsdb implements AutoCloseable {
   private volatile ProgressBoard progress = ProgressBoard.standard();
   private volatile Function<String, IntSupplier> exemplarLimits = tenant -> () -> 0;
   private volatile Function<String, LongSupplier> oooWindows = t -> () -> 0;
+  private volatile EarlyCompaction early;
 
   /**
    * @param seriesLimits per tenant, the current maximum number of series (0: unlimited)
@@ -63,6 +64,7 @@ public final class Tsdb implements AutoCloseable {
     this.metrics = metrics;
     this.wallClock = wallClock;
     this.seriesLimits = seriesLimits;
+    this.early = new EarlyCompaction(EarlyCompaction.Config.OFF, metrics);
     Gauge.builder("weir.tsdb.head.memory.estimate.bytes", this, Tsdb::memoryEstimate)
         .description("Estimated heap bytes held by all heads: series objects, label strings, index, chunks.")
         .register(metrics.registry);
@@ -110,6 +112,51 @@ public final class Tsdb implements AutoCloseable {
     this.oooWindows = windows;
     for (TenantDb db : tenants.values()) {
       db.head().outOfOrderWindow(windows.apply(db.tenant()));
+    }
+  }
+
+  /**
+   * Turns on early head compaction ({@link EarlyCompaction}) with these thresholds; set before
+   * {@link #open()}, which schedules the check.
+   */
+  public void earlyCompaction(EarlyCompaction.Config config) {
+    this.early = new EarlyCompaction(config, metrics);
+    Gauge.builder("weir.tsdb.head.memory.budget.bytes", config, EarlyCompaction.Config::memoryBudgetBytes)
+        .description("Head memory estimate at which heads are compacted early (0: no memory budget).")
+        .register(metrics.registry);
+  }
+
+  /**
+   * Runs one early compaction check now, on the background thread (so it never overlaps a
+   * compaction), and waits for it; what the periodic check does.
+   *
+   * @return how many tenant heads were compacted early
+   * @throws IllegalStateException before {@link #open()}
+   */
+  public int compactEarlyIfOverThreshold() {
+    ScheduledExecutorService bg = background;
+    if (bg == null) {
+      throw new IllegalStateException("the storage is not open");
+    }
+    try {
+      return bg.submit(() -> earlyCheck().tenantsCompacted()).get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new ServerErrorException("interrupted while compacting early", e);
+    } catch (java.util.concurrent.ExecutionException e) {
+      throw new ServerErrorException("early compaction check failed: " + e.getCause(), e);
+    }
+  }
+
+  private EarlyCompaction.Outcome earlyCheck() {
+    return early.run(tenants.values(), interner.bytesEstimate(), () -> closing);
+  }
+
+  private void earlyCheckQuietly() {
+    try {
+      earlyCheck();
+    } catch (RuntimeException e) {
+      log.error("msg=\"early compaction check failed\" err=\"{}\"", e.toString());
     }
   }
 
@@ -176,6 +223,11 @@ public final class Tsdb implements AutoCloseable {
     });
     long every = Math.max(1, config.compactionInterval().toMillis());
     bg.scheduleWithFixedDelay(this::compactAll, every, every, TimeUnit.MILLISECONDS);
+    EarlyCompaction.Config ec = early.config();
+    if (ec.enabled()) {
+      long check = Math.max(1, ec.checkInterval().toMillis());
+      bg.scheduleWithFixedDelay(this::earlyCheckQuietly, check, check, TimeUnit.MILLISECONDS);
+    }
     if (config.fsync() == TsdbConfig.FsyncMode.INTERVAL) {
       long f = Math.max(1, config.fsyncInterval().toMillis());
       bg.scheduleWithFixedDelay(this::syncQuietly, f, f, TimeUnit.MILLISECONDS);

@@ -15,6 +15,9 @@ public final class TsdbMetrics {
   final Counter checkpointsFailed;
   final Counter samplesReplayed;
   final Counter oooCompactions;
+  final Counter earlyCompactions;
+  final Counter earlyCompactionRemovedSeries;
+  final Counter earlyCompactionsSkipped;
 
   public TsdbMetrics(MeterRegistry r) {
     registry = r;
@@ -32,6 +35,14 @@ public final class TsdbMetrics {
         .description("Samples restored into heads from WAL and checkpoints at start-up.").register(r);
     oooCompactions = Counter.builder("weir.tsdb.out.of.order.compactions")
         .description("Blocks written from out-of-order samples (one per block range they fell in).").register(r);
+    earlyCompactions = Counter.builder("weir.tsdb.early.head.compactions")
+        .description("Tenant heads compacted early because the heads passed the series threshold or memory budget"
+            + " (blocks-storage.tsdb.early-head-compaction-*).").register(r);
+    earlyCompactionRemovedSeries = Counter.builder("weir.tsdb.early.head.compaction.removed.series")
+        .description("Series removed from heads by early compactions.").register(r);
+    earlyCompactionsSkipped = Counter.builder("weir.tsdb.early.head.compactions.skipped")
+        .description("Checks that found the heads over the early compaction threshold with nothing worth compacting"
+            + " (what they hold is younger than the out-of-bounds limit).").register(r);
   }
 
   public static TsdbMetrics noop() {

@@ -167,6 +167,11 @@ public final class MemSeries {
     return head == null ? Long.MAX_VALUE : head.minTime();
   }
 
+  /** The oldest in-order sample time, or {@code Long.MIN_VALUE} when there is none. */
+  synchronized long heldFrom() {
+    return numSamples > 0 ? minTime() : Long.MIN_VALUE;
+  }
+
   /**
    * Appends a sample already checked to be newer than {@link #maxTime()}. A new chunk is cut after
    * {@code samplesPerChunk} samples or when the sample falls into the next {@code chunkRange}
@@ -337,6 +342,58 @@ public final class MemSeries {
       }
     }
     return false;
+  }
+
+  /**
+   * Adds to {@code out}, oldest first, exactly the in-order chunks that
+   * {@link #dropChunksBefore dropChunksBefore(before)} would drop (the chunk being appended to
+   * only when every sample of the series is older than {@code before}).
+   */
+  synchronized void chunksBefore(long before, List<ChunkData> out) {
+    int i = 0;
+    while (i < numChunks && chunkMaxT[i] < before) {
+      out.add(new ChunkData(chunkMinT[i], chunkMaxT[i], chunks[i], encodingOf(i)));
+      i++;
+    }
+    if (i < numChunks) {
+      return;
+    }
+    HistogramHead hh = histHead;
+    if (hh != null && hh.numSamples() > 0 && hh.maxTime() < before) {
+      out.add(new ChunkData(hh.minTime(), hh.maxTime(), hh.bytes(), hh.encoding()));
+    }
+    XorAppender h = head;
+    if (h != null && h.numSamples() > 0 && h.maxTime() < before) {
+      out.add(new ChunkData(h.minTime(), h.maxTime(), h.bytes()));
+    }
+  }
+
+  /**
+   * The chunk bytes {@link #dropChunksBefore dropChunksBefore(before)} would free, negated when
+   * it would leave the series without any sample (then the whole series goes).
+   */
+  synchronized long bytesBefore(long before) {
+    long n = 0;
+    int i = 0;
+    while (i < numChunks && chunkMaxT[i] < before) {
+      n += chunks[i].length;
+      i++;
+    }
+    if (i < numChunks) {
+      return n;
+    }
+    XorAppender h = head;
+    HistogramHead hh = histHead;
+    boolean headGoes = h == null || h.maxTime() < before;
+    boolean histGoes = hh == null || hh.maxTime() < before;
+    if (h != null && headGoes) {
+      n += h.capacityBytes();
+    }
+    if (hh != null && histGoes) {
+      n += hh.capacityBytes();
+    }
+    boolean empty = headGoes && histGoes && (ooo == null || ooo.isEmpty());
+    return empty ? -n : n;
   }
 
   /**

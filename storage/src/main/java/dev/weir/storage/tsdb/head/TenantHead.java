@@ -577,6 +577,61 @@ public final class TenantHead {
     }
   }
 
+  /**
+   * Every series' in-order chunks that {@link #truncate truncate(before)} would drop, sorted by
+   * labels: what an early compaction writes into a block before truncating. Called with
+   * {@code before} at or below the oldest time the head accepts in order, so appends running
+   * meanwhile only add newer samples. A chunk one of them extends (a series silent for more than
+   * half a range that speaks again during the compaction) is kept by the truncation, so its older
+   * samples are in the block and in the head; readers return each once.
+   */
+  public List<SeriesChunks> chunksBefore(long before) {
+    List<SeriesChunks> out = new ArrayList<>();
+    for (MemSeries s : series.snapshot()) {
+      List<ChunkData> chunks = new ArrayList<>(2);
+      s.chunksBefore(before, chunks);
+      if (!chunks.isEmpty()) {
+        out.add(new SeriesChunks(s.labels(), chunks));
+      }
+    }
+    out.sort((a, b) -> a.labels().compareTo(b.labels()));
+    return out;
+  }
+
+  /** What {@link #truncate truncate(before)} would free. */
+  public record TruncateEstimate(int series, long bytes) {}
+
+  /**
+   * Estimates what truncating at {@code before} would free: the series left without samples
+   * (each with its whole share of {@link #memoryBytesEstimate()}) and the other series' chunk
+   * bytes older than {@code before}. Reads the series table without a lock (approximate).
+   */
+  public TruncateEstimate truncateEstimate(long before) {
+    long[] n = {0, 0}; // series, bytes
+    series.forEachApproximately(s -> {
+      long b = s.bytesBefore(before);
+      if (b < 0) {
+        n[0]++;
+        byte[] wire = s.labels().wireEncoding();
+        n[1] += SERIES_OVERHEAD_BYTES + 16L + 4L * 2 * s.labels().size() + s.chunkBytes()
+            + (wire == null ? 0 : 16L + wire.length) + 5L * (s.labels().size() + 1); // postings entries
+      } else {
+        n[1] += b;
+      }
+    });
+    return new TruncateEstimate((int) n[0], n[1]);
+  }
+
+  /**
+   * The oldest sample time of a WAL ref that the head still holds in order: a checkpoint drops
+   * the ref's older samples (written to a block already). {@code Long.MIN_VALUE} (keep all) for a
+   * ref without in-order samples: a commit may have logged its first sample and not applied it yet.
+   */
+  public long heldFrom(int ref) {
+    MemSeries s = byRef(ref);
+    return s == null ? Long.MIN_VALUE : s.heldFrom();
+  }
+
   /** Whether a WAL ref still contributes to the head (for checkpoints). */
   public boolean isLive(int ref) {
     return refs.get(ref) != null || aliases.containsKey(ref);

@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.function.IntPredicate;
+import java.util.function.IntToLongFunction;
 import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 
@@ -84,8 +85,19 @@ public final class Checkpoint {
   public static Info create(Path walDir, int throughSegment, IntPredicate keepSeries, long minTime,
       WalMetrics metrics, String tenant, java.util.function.Consumer<ByteSink> tail)
       throws IOException, WalCorruptionException {
+    return create(walDir, throughSegment, keepSeries, ref -> Long.MIN_VALUE, minTime, metrics, tenant, tail);
+  }
+
+  /**
+   * As above; {@code heldFrom} also drops, per series ref, the samples older than the oldest one
+   * the head still holds for it (after an early compaction the head's minimum time differs from
+   * series to series).
+   */
+  public static Info create(Path walDir, int throughSegment, IntPredicate keepSeries, IntToLongFunction heldFrom,
+      long minTime, WalMetrics metrics, String tenant, java.util.function.Consumer<ByteSink> tail)
+      throws IOException, WalCorruptionException {
     Info prev = latest(walDir);
-    Info made = publish(walDir, throughSegment, keepSeries, minTime, tail, filter -> {
+    Info made = publish(walDir, throughSegment, keepSeries, heldFrom, minTime, tail, filter -> {
       if (prev != null) {
         WalReader.readStrict(prev.dir(), Wal.segments(prev.dir()), filter, metrics, tenant);
       }
@@ -120,17 +132,17 @@ public final class Checkpoint {
    */
   public static Info write(Path walDir, int index, Source source) throws IOException, WalCorruptionException {
     Files.createDirectories(walDir);
-    return publish(walDir, index, ref -> true, Long.MIN_VALUE, sink -> {}, source);
+    return publish(walDir, index, ref -> true, ref -> Long.MIN_VALUE, Long.MIN_VALUE, sink -> {}, source);
   }
 
   /** Writes the checkpoint to a temporary directory, fsyncs it and renames it into place. */
-  private static Info publish(Path walDir, int index, IntPredicate keepSeries, long minTime,
-      java.util.function.Consumer<ByteSink> tail, Source source)
+  private static Info publish(Path walDir, int index, IntPredicate keepSeries, IntToLongFunction heldFrom,
+      long minTime, java.util.function.Consumer<ByteSink> tail, Source source)
       throws IOException, WalCorruptionException {
     Path tmp = walDir.resolve(String.format("%s%08d.tmp", PREFIX, index));
     deleteRecursively(tmp);
     Files.createDirectories(tmp);
-    try (Filter filter = new Filter(Wal.segmentPath(tmp, 0), keepSeries, minTime, tail)) {
+    try (Filter filter = new Filter(Wal.segmentPath(tmp, 0), keepSeries, heldFrom, minTime, tail)) {
       source.feed(filter);
     }
     Wal.syncDir(tmp); // the segment's directory entry, before the directory is published
@@ -158,6 +170,7 @@ public final class Checkpoint {
   private static final class Filter implements WalRecords.Visitor, AutoCloseable {
     private final FileChannel out;
     private final IntPredicate keep;
+    private final IntToLongFunction heldFrom;
     private final long minTime;
     private final ByteSink sink = new ByteSink(1 << 20);
     private final ByteSink framed = new ByteSink(1 << 20);
@@ -174,9 +187,11 @@ public final class Checkpoint {
     private final HistogramBatch histograms = new HistogramBatch();
     private final java.util.function.Consumer<ByteSink> tail;
 
-    Filter(Path file, IntPredicate keep, long minTime, java.util.function.Consumer<ByteSink> tail) throws IOException {
+    Filter(Path file, IntPredicate keep, IntToLongFunction heldFrom, long minTime,
+        java.util.function.Consumer<ByteSink> tail) throws IOException {
       this.out = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
       this.keep = keep;
+      this.heldFrom = heldFrom;
       this.minTime = minTime;
       this.tail = tail;
     }
@@ -197,7 +212,7 @@ public final class Checkpoint {
 
     @Override
     public void sample(int ref, long t, double v) {
-      if (t < minTime || !keep.test(ref)) {
+      if (t < minTime || !keep.test(ref) || t < heldFrom.applyAsLong(ref)) {
         return;
       }
       flushSeries();
@@ -213,7 +228,7 @@ public final class Checkpoint {
     /** Histogram samples go out in their own records, after the float samples seen so far. */
     @Override
     public void histogram(int ref, long t, dev.weir.storage.tsdb.chunk.NativeHistogram h) {
-      if (t < minTime || !keep.test(ref)) {
+      if (t < minTime || !keep.test(ref) || t < heldFrom.applyAsLong(ref)) {
         return;
       }
       flushSeries();
