@@ -12,6 +12,7 @@ import dev.weir.storage.tsdb.labels.Labels;
 import dev.weir.storage.tsdb.labels.Matcher;
 import dev.weir.storage.tsdb.labels.Utf8Order;
 import dev.weir.storage.tsdb.wal.Checkpoint;
+import dev.weir.storage.tsdb.wal.PipelinedVisitor;
 import dev.weir.storage.tsdb.wal.Wal;
 import dev.weir.storage.tsdb.wal.WalCorruptionException;
 import dev.weir.storage.tsdb.wal.WalReader;
@@ -105,7 +106,7 @@ public final class TenantDb {
     AtomicLong samples = new AtomicLong();
     AtomicLong unknown = new AtomicLong();
     head.beginReplay();
-    WalReader.Result r = WalReader.replay(config.walDir(tenant), new WalRecords.Visitor() {
+    WalRecords.Visitor intoHead = new WalRecords.Visitor() {
       @Override
       public void series(int ref, Labels labels) {
         head.replaySeries(ref, labels);
@@ -143,7 +144,17 @@ public final class TenantDb {
       public void recordRead(int bytes) {
         replayed.accept(bytes);
       }
-    }, config.walRepair(), metrics.wal, tenant);
+    };
+    WalReader.Result r;
+    if (PipelinedVisitor.worthIt()) {
+      // Records are read and decoded on this thread while another one applies them to the head.
+      try (PipelinedVisitor pipelined = new PipelinedVisitor(intoHead, "wal-replay-" + tenant)) {
+        r = WalReader.replay(config.walDir(tenant), pipelined, config.walRepair(), metrics.wal, tenant);
+        pipelined.finish();
+      }
+    } else {
+      r = WalReader.replay(config.walDir(tenant), intoHead, config.walRepair(), metrics.wal, tenant);
+    }
     Wal wbl = db.replayWbl(samples, unknown);
     head.finishReplay();
     metrics.samplesReplayed.increment(samples.get());

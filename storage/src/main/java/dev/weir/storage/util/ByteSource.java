@@ -2,6 +2,7 @@ package dev.weir.storage.util;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Reads the encodings of {@link ByteSink} from a {@link ByteBuffer} (heap or memory-mapped).
@@ -12,9 +13,16 @@ import java.nio.charset.StandardCharsets;
  */
 public final class ByteSource {
   private final ByteBuffer buf;
+  private final @Nullable StringCache strings;
 
   public ByteSource(ByteBuffer buf) {
+    this(buf, null);
+  }
+
+  /** Reads {@link #string()}s through {@code strings} (repeated strings become one object). */
+  public ByteSource(ByteBuffer buf, @Nullable StringCache strings) {
     this.buf = buf;
+    this.strings = strings;
   }
 
   public ByteBuffer buffer() {
@@ -72,6 +80,10 @@ public final class ByteSource {
     long n = uvarint();
     if (n > buf.remaining()) {
       throw new IllegalStateException("string length " + n + " beyond the data");
+    }
+    StringCache c = strings;
+    if (c != null) {
+      return c.read(buf, (int) n);
     }
     byte[] b = new byte[(int) n];
     buf.get(b);

@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.List;
+import dev.weir.storage.util.StringCache;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -32,6 +33,11 @@ import org.slf4j.LoggerFactory;
  */
 public final class WalReader {
   private static final Logger log = LoggerFactory.getLogger(WalReader.class);
+  /**
+   * Slots of the cache through which label strings are decoded, per read of a directory's
+   * segments: repeated names and values become one String (less garbage in a replay).
+   */
+  private static final int STRING_CACHE_SLOTS = 16_384;
 
   private WalReader() {}
 
@@ -270,6 +276,7 @@ public final class WalReader {
         visitor.metadata(entry);
       }
     };
+    StringCache strings = new StringCache(STRING_CACHE_SLOTS);
     for (int i = 0; i < segments.size(); i++) {
       Path path = Wal.segmentPath(dir, segments.get(i));
       long size = Files.size(path);
@@ -287,7 +294,7 @@ public final class WalReader {
         ByteBuffer payload;
         while ((payload = r.next()) != null) {
           try {
-            WalRecords.decode(payload, v);
+            WalRecords.decode(payload, v, strings);
           } catch (WalRecords.VisitorException e) {
             throw e.unwrap();
           } catch (RuntimeException e) {

@@ -4,6 +4,7 @@ import dev.weir.storage.tsdb.labels.Labels;
 import dev.weir.storage.util.ByteSink;
 import dev.weir.storage.util.ByteSource;
 import java.nio.ByteBuffer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The WAL's record payloads, in Prometheus' encodings ({@code tsdb/record/record.go}), so that
@@ -229,7 +230,12 @@ public final class WalRecords {
 
   /** Decodes one payload (without framing) into the visitor. */
   public static void decode(ByteBuffer payload, Visitor v) {
-    ByteSource in = new ByteSource(payload);
+    decode(payload, v, null);
+  }
+
+  /** As above, label strings read through {@code strings} (a replay's: repeated strings shared). */
+  public static void decode(ByteBuffer payload, Visitor v, dev.weir.storage.util.@Nullable StringCache strings) {
+    ByteSource in = new ByteSource(payload, strings);
     int type = in.get();
     switch (type) {
       case TYPE_SERIES -> {
