@@ -62,9 +62,10 @@ public final class StorageConfig {
               + " range) is written to a block and series left without samples leave memory. 0 disables this"
               + " trigger (as in Mimir).");
       earlyMinReduction = fs.integer("blocks-storage.tsdb.early-head-compaction-min-estimated-series-reduction-percentage",
-          15, "An early compaction runs only when it is estimated to free at least this percentage of the heads'"
-              + " series or estimated memory; a tenant's head below it is compacted only when needed to get under"
-              + " the threshold (at most once a minute).");
+          15, "An early compaction runs only when it is estimated to free at least this percentage (1 to 100) of"
+              + " the heads' series (series threshold) or estimated memory (memory budget); then the heads are"
+              + " compacted largest gain first while still over, a head gaining less than this at most once a"
+              + " minute, and every head gaining at least this.");
       earlyMemoryPercent = fs.integer("blocks-storage.tsdb.early-head-compaction-memory-budget-percentage", 50,
           "Heads are also compacted early when their memory estimate (weir_tsdb_head_memory_estimate_bytes)"
               + " reaches this percentage of the JVM's maximum heap, so a catch-up with series churn frees memory"
@@ -79,9 +80,9 @@ public final class StorageConfig {
         throw new ConfigException("blocks-storage.tsdb.early-head-compaction-min-in-memory-series must not be negative");
       }
       int pct = earlyMinReduction.get();
-      if (pct < 0 || pct > 100) {
+      if (pct < 1 || pct > 100) { // 0 would compact every head at every check
         throw new ConfigException("blocks-storage.tsdb.early-head-compaction-min-estimated-series-reduction-percentage"
-            + " must be in [0, 100]: " + pct);
+            + " must be in [1, 100]: " + pct);
       }
       int mem = earlyMemoryPercent.get();
       if (mem < 0 || mem > 100) {

@@ -41,7 +41,7 @@ class EarlyCompactionConfigTest {
     assertThatThrownBy(() -> parse("--blocks-storage.tsdb.early-head-compaction-memory-budget-percentage=101"))
         .isInstanceOf(ConfigException.class).hasMessageContaining("early-head-compaction-memory-budget-percentage");
     assertThatThrownBy(() -> parse(
-        "--blocks-storage.tsdb.early-head-compaction-min-estimated-series-reduction-percentage=-1"))
+        "--blocks-storage.tsdb.early-head-compaction-min-estimated-series-reduction-percentage=0"))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("early-head-compaction-min-estimated-series-reduction-percentage");
     assertThatThrownBy(() -> parse("--blocks-storage.tsdb.early-head-compaction-min-in-memory-series=-5"))

@@ -71,25 +71,21 @@ public final class EarlyCompaction {
 
   /** One tenant's estimated gain. */
   private record Candidate(TenantDb db, int series, long bytes, int removableSeries, long freeableBytes) {
-    int percent() {
-      int bySeries = series == 0 ? 0 : (int) (100L * removableSeries / series);
-      int byBytes = bytes == 0 ? 0 : (int) (100L * freeableBytes / bytes);
-      return Math.max(bySeries, byBytes);
+    /** The gain in percent by the measure of each threshold passed: series, estimated bytes. */
+    int percent(boolean bySeries, boolean byBytes) {
+      int s = !bySeries || series == 0 ? 0 : (int) (100L * removableSeries / series);
+      int b = !byBytes || bytes == 0 ? 0 : (int) (100L * freeableBytes / bytes);
+      return Math.max(s, b);
     }
-  }
-
-  /** What one check did. */
-  record Outcome(int tenantsCompacted, int removedSeries, boolean skipped) {
-    static final Outcome BELOW = new Outcome(0, 0, false);
   }
 
   /**
    * Measures the heads and, when over a threshold, compacts the heads worth it. Failures of one
    * tenant are logged and counted; the others still run.
    */
-  Outcome run(Collection<TenantDb> tenants, long internerBytes, java.util.function.BooleanSupplier closing) {
+  int run(Collection<TenantDb> tenants, long internerBytes, java.util.function.BooleanSupplier closing) {
     if (!config.enabled()) {
-      return Outcome.BELOW;
+      return 0;
     }
     List<TenantDb> dbs = List.copyOf(tenants);
     // Cheap first: the series count is a field; the memory estimate walks every series.
@@ -107,7 +103,7 @@ public final class EarlyCompaction {
     }
     boolean overBytes = config.memoryBudgetBytes() > 0 && bytes >= config.memoryBudgetBytes();
     if (!overSeries && !overBytes) {
-      return Outcome.BELOW;
+      return 0;
     }
     List<Candidate> candidates = new ArrayList<>();
     for (int i = 0; i < dbs.size(); i++) {
@@ -120,9 +116,10 @@ public final class EarlyCompaction {
     }
     long removable = candidates.stream().mapToLong(Candidate::removableSeries).sum();
     long freeable = candidates.stream().mapToLong(Candidate::freeableBytes).sum();
-    int pct = config.minReductionPercent();
-    boolean worth = 100 * removable >= (long) pct * Math.max(series, 1)
-        || 100 * freeable >= (long) pct * Math.max(bytes, 1);
+    int pct = config.minReductionPercent(); // 0 (tests only: the flag takes 1 to 100) compacts at every check
+    // Each threshold by its own measure: series leave for the series threshold, bytes for the budget.
+    boolean worth = (overSeries && 100 * removable >= (long) pct * Math.max(series, 1))
+        || (overBytes && 100 * freeable >= (long) pct * Math.max(bytes, 1));
     long now = System.nanoTime();
     if (!worth) {
       metrics.earlyCompactionsSkipped.increment();
@@ -135,14 +132,17 @@ public final class EarlyCompaction {
             + " estimated_freeable_bytes={} min_reduction_percent={}", series, config.minInMemorySeries(), bytes,
             config.memoryBudgetBytes(), removable, freeable, pct);
       }
-      return new Outcome(0, 0, true);
+      return 0;
     }
     log.info("msg=\"heads over the early compaction threshold\" in_memory_series={} series_threshold={}"
         + " head_memory_estimate_bytes={} memory_budget_bytes={} estimated_removable_series={}"
         + " estimated_freeable_bytes={}", series, config.minInMemorySeries(), bytes, config.memoryBudgetBytes(),
         removable, freeable);
-    // Largest gain first: those needed to get under the thresholds, and every one worth it by itself.
-    candidates.sort(Comparator.comparingLong(Candidate::freeableBytes).reversed());
+    // Largest gain first: those needed to get under the thresholds (when the heads together gain
+    // enough, a tenant below the minimum too, at most once a minute), and every one worth it by itself.
+    candidates.sort(overBytes ? Comparator.comparingLong(Candidate::freeableBytes).reversed()
+        : Comparator.comparingInt(Candidate::removableSeries).reversed());
+    lastSmallGain.keySet().retainAll(dbs.stream().map(TenantDb::tenant).toList());
     long seriesLeft = series;
     long bytesLeft = bytes;
     int compacted = 0;
@@ -153,7 +153,7 @@ public final class EarlyCompaction {
       }
       boolean needed = (overSeries && seriesLeft >= config.minInMemorySeries())
           || (overBytes && bytesLeft >= config.memoryBudgetBytes());
-      boolean small = c.percent() < pct;
+      boolean small = c.percent(overSeries, overBytes) < pct;
       Long last = lastSmallGain.get(c.db().tenant());
       if ((small && (!needed || (last != null && now - last < SMALL_GAIN_INTERVAL_NANOS)))
           || (c.removableSeries() == 0 && c.freeableBytes() == 0)) {
@@ -178,9 +178,11 @@ public final class EarlyCompaction {
       seriesLeft -= c.removableSeries();
       bytesLeft -= c.freeableBytes();
     }
-    long after = dbs.stream().mapToLong(d -> d.head().numSeries()).sum();
-    log.info("msg=\"heads compacted early to reduce memory\" tenants={} before_in_memory_series={}"
-        + " after_in_memory_series={} removed_series={}", compacted, series, after, removed);
-    return new Outcome(compacted, removed, false);
+    if (compacted > 0) {
+      long after = dbs.stream().mapToLong(d -> d.head().numSeries()).sum();
+      log.info("msg=\"heads compacted early to reduce memory\" tenants={} before_in_memory_series={}"
+          + " after_in_memory_series={} removed_series={}", compacted, series, after, removed);
+    }
+    return compacted;
   }
 }

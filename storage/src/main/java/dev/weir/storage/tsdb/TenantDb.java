@@ -54,8 +54,13 @@ public final class TenantDb {
    */
   public static final String HEAD_BLOCK_SOURCE = "ingester";
   private static final String HEAD_BLOCK_META = "\"weir\": {\"source\": \"" + HEAD_BLOCK_SOURCE + "\"}";
+  /**
+   * Early blocks are also marked {@code outOfOrder}: releases before early compaction leave such
+   * blocks out of the head's lower bound at start-up too, so a rollback does not skip the samples
+   * the head kept from the early block's range.
+   */
   private static final String EARLY_BLOCK_META = "\"weir\": {\"source\": \"" + HEAD_BLOCK_SOURCE
-      + "\", \"earlyCompaction\": true}";
+      + "\", \"earlyCompaction\": true, \"outOfOrder\": true}";
 
   private final String tenant;
   private final TsdbConfig config;
@@ -99,7 +104,7 @@ public final class TenantDb {
     db.loadBlockMetadata();
     // Blocks of out-of-order samples may reach into the head's range: they do not bound it (Prometheus).
     // So may blocks of an early compaction: the head kept samples older than their end.
-    long blocksEnd = db.blocks.stream().filter(b -> !OooCompaction.isOutOfOrderBlock(b) && !isEarlyBlock(b))
+    long blocksEnd = db.blocks.stream().filter(TenantDb::boundsHead)
         .mapToLong(b -> b.meta().maxTime()).max().orElse(Long.MIN_VALUE);
     head.setMinValidTime(blocksEnd);
     long t0 = System.nanoTime();
@@ -327,8 +332,8 @@ public final class TenantDb {
   }
 
   /** What an early compaction of one tenant did. */
-  record EarlyResult(int blocks, int removedSeries, long samples) {
-    static final EarlyResult NONE = new EarlyResult(0, 0, 0);
+  record EarlyResult(int blocks, int removedSeries) {
+    static final EarlyResult NONE = new EarlyResult(0, 0);
   }
 
   /**
@@ -370,7 +375,13 @@ public final class TenantDb {
     }
     long keptFrom = head.minValidTime();
     String ulid = Ulid.random(wallClock.getAsLong());
-    BlockWriter.write(config.blocksDir(tenant), ulid, dataMin, before, data, EARLY_BLOCK_META);
+    try {
+      BlockWriter.write(config.blocksDir(tenant), ulid, dataMin, before, data, EARLY_BLOCK_META);
+    } catch (IOException | RuntimeException e) {
+      // retried at every check: a full disk must not fill up with the remains of each attempt
+      BlockWriter.deleteRecursively(config.blocksDir(tenant).resolve(ulid + ".tmp"));
+      throw e;
+    }
     writeMetadataFile(config.blocksDir(tenant).resolve(ulid), data);
     Block b = Block.open(config.blocksDir(tenant).resolve(ulid));
     addBlock(b);
@@ -378,7 +389,9 @@ public final class TenantDb {
         tenant, ulid, dataMin, before, b.meta().numSeries(), b.meta().numSamples());
     int removed = head.truncate(before);
     checkpoint(keptFrom, removed);
-    return new EarlyResult(1, removed, b.meta().numSamples());
+    // Series kept only by out-of-order samples leave too once those are in blocks.
+    OooCompaction.run(this, head, config, wallClock, metrics);
+    return new EarlyResult(1, removed);
   }
 
   /** Whether an early compaction wrote the block ({@code weir.earlyCompaction} in meta.json). */
@@ -387,6 +400,23 @@ public final class TenantDb {
       return "true".equals(WeirMeta.value(b.dir(), "earlyCompaction"));
     } catch (IOException e) {
       return false; // Block.open read it already; a block it cannot read is not one of ours
+    }
+  }
+
+  /**
+   * Whether the block's end bounds the head at start-up: a block of head compaction does, an
+   * out-of-order or early block does not. When meta.json cannot be read now it does not: the
+   * replay then keeps samples a block may hold too (duplicates, which readers merge) rather than
+   * skip samples no block holds.
+   */
+  private static boolean boundsHead(Block b) {
+    try {
+      return !"true".equals(WeirMeta.value(b.dir(), "outOfOrder"))
+          && !"true".equals(WeirMeta.value(b.dir(), "earlyCompaction"));
+    } catch (IOException e) {
+      log.warn("msg=\"block meta.json unreadable at start-up; the block does not bound the head\" block={} err=\"{}\"",
+          b.dir(), e.toString());
+      return false;
     }
   }
 
@@ -459,15 +489,19 @@ public final class TenantDb {
     }
   }
 
-  /** Series from blocks and head merged by labels, in label order. */
+  /**
+   * Series from blocks and head merged by labels, in label order. The head is read before the
+   * block list: every compaction adds its block before it truncates the head, so a compaction
+   * running meanwhile shows its samples twice (merged) rather than not at all.
+   */
   public List<SeriesChunks> select(long mint, long maxt, List<Matcher> matchers) {
+    List<SeriesChunks> fromHead = head.select(mint, maxt, matchers);
     List<Block> overlapping = new ArrayList<>();
     for (Block b : blocks) {
       if (b.overlaps(mint, maxt)) {
         overlapping.add(b);
       }
     }
-    List<SeriesChunks> fromHead = head.select(mint, maxt, matchers);
     if (overlapping.isEmpty()) {
       return fromHead;
     }

@@ -139,7 +139,7 @@ public final class Tsdb implements AutoCloseable {
       throw new IllegalStateException("the storage is not open");
     }
     try {
-      return bg.submit(() -> earlyCheck().tenantsCompacted()).get();
+      return bg.submit(this::earlyCheck).get();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new ServerErrorException("interrupted while compacting early", e);
@@ -148,14 +148,14 @@ public final class Tsdb implements AutoCloseable {
     }
   }
 
-  private EarlyCompaction.Outcome earlyCheck() {
+  private int earlyCheck() {
     return early.run(tenants.values(), interner.bytesEstimate(), () -> closing);
   }
 
   private void earlyCheckQuietly() {
     try {
       earlyCheck();
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | Error e) { // a periodic task that throws is never run again
       log.error("msg=\"early compaction check failed\" err=\"{}\"", e.toString());
     }
   }

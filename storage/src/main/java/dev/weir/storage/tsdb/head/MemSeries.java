@@ -167,9 +167,14 @@ public final class MemSeries {
     return head == null ? Long.MAX_VALUE : head.minTime();
   }
 
-  /** The oldest in-order sample time, or {@code Long.MIN_VALUE} when there is none. */
+  /**
+   * The oldest in-order sample time held; when none is (compacted away, the series kept by its
+   * out-of-order samples) the newest one's + 1, since every in-order sample up to it is in a
+   * block; {@code Long.MIN_VALUE} for a series that never held one (a commit may have logged its
+   * first sample and not applied it yet).
+   */
   synchronized long heldFrom() {
-    return numSamples > 0 ? minTime() : Long.MIN_VALUE;
+    return numSamples > 0 ? minTime() : maxT == Long.MIN_VALUE ? Long.MIN_VALUE : maxT + 1;
   }
 
   /**
@@ -346,25 +351,29 @@ public final class MemSeries {
 
   /**
    * Adds to {@code out}, oldest first, exactly the in-order chunks that
-   * {@link #dropChunksBefore dropChunksBefore(before)} would drop (the chunk being appended to
-   * only when every sample of the series is older than {@code before}).
+   * {@link #dropChunksBefore dropChunksBefore(before)} would drop. The chunk being appended to
+   * qualifies only when every sample of the series is older than {@code before}; it is then closed
+   * first, so a sample appended later starts a new chunk instead of extending one that is being
+   * written to a block (which the truncation would then keep, its older samples held twice).
    */
   synchronized void chunksBefore(long before, List<ChunkData> out) {
     int i = 0;
     while (i < numChunks && chunkMaxT[i] < before) {
-      out.add(new ChunkData(chunkMinT[i], chunkMaxT[i], chunks[i], encodingOf(i)));
       i++;
     }
-    if (i < numChunks) {
-      return;
+    if (i == numChunks) {
+      HistogramHead hh = histHead;
+      if (hh != null && hh.numSamples() > 0 && hh.maxTime() < before) {
+        closeHistogramChunk();
+      }
+      XorAppender h = head;
+      if (h != null && h.numSamples() > 0 && h.maxTime() < before) {
+        closeHeadChunk(h);
+        head = null;
+      }
     }
-    HistogramHead hh = histHead;
-    if (hh != null && hh.numSamples() > 0 && hh.maxTime() < before) {
-      out.add(new ChunkData(hh.minTime(), hh.maxTime(), hh.bytes(), hh.encoding()));
-    }
-    XorAppender h = head;
-    if (h != null && h.numSamples() > 0 && h.maxTime() < before) {
-      out.add(new ChunkData(h.minTime(), h.maxTime(), h.bytes()));
+    for (int j = 0; j < numChunks && chunkMaxT[j] < before; j++) {
+      out.add(new ChunkData(chunkMinT[j], chunkMaxT[j], chunks[j], encodingOf(j)));
     }
   }
 

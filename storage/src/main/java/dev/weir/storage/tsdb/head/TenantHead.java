@@ -581,9 +581,8 @@ public final class TenantHead {
    * Every series' in-order chunks that {@link #truncate truncate(before)} would drop, sorted by
    * labels: what an early compaction writes into a block before truncating. Called with
    * {@code before} at or below the oldest time the head accepts in order, so appends running
-   * meanwhile only add newer samples. A chunk one of them extends (a series silent for more than
-   * half a range that speaks again during the compaction) is kept by the truncation, so its older
-   * samples are in the block and in the head; readers return each once.
+   * meanwhile only add newer samples, and a chunk being appended to that is returned is closed, so
+   * they go into new chunks that the truncation keeps.
    */
   public List<SeriesChunks> chunksBefore(long before) {
     List<SeriesChunks> out = new ArrayList<>();
@@ -624,8 +623,8 @@ public final class TenantHead {
 
   /**
    * The oldest sample time of a WAL ref that the head still holds in order: a checkpoint drops
-   * the ref's older samples (written to a block already). {@code Long.MIN_VALUE} (keep all) for a
-   * ref without in-order samples: a commit may have logged its first sample and not applied it yet.
+   * the ref's older samples (written to a block already); see {@link MemSeries#heldFrom()}.
+   * {@code Long.MIN_VALUE} (keep all) for a ref the head does not hold.
    */
   public long heldFrom(int ref) {
     MemSeries s = byRef(ref);
