@@ -66,7 +66,7 @@ public final class StorageConfig {
               + " the heads' series (series threshold) or estimated memory (memory budget); then the heads are"
               + " compacted largest gain first while still over, a head gaining less than this at most once a"
               + " minute, and every head gaining at least this.");
-      earlyMemoryPercent = fs.integer("blocks-storage.tsdb.early-head-compaction-memory-budget-percentage", 50,
+      earlyMemoryPercent = fs.integer("blocks-storage.tsdb.early-head-compaction-memory-budget-percentage", 70,
           "Heads are also compacted early when their memory estimate (weir_tsdb_head_memory_estimate_bytes)"
               + " reaches this percentage of the JVM's maximum heap, so a catch-up with series churn frees memory"
               + " instead of running out of it. 0 disables this trigger.");

@@ -17,10 +17,10 @@ class EarlyCompactionConfigTest {
   }
 
   @Test
-  void byDefaultTheMemoryBudgetIsHalfTheMaximumHeapAndTheSeriesTriggerIsOff() throws Exception {
+  void byDefaultTheMemoryBudgetIs70PercentOfTheMaximumHeapAndTheSeriesTriggerIsOff() throws Exception {
     EarlyCompaction.Config c = parse();
     assertThat(c.minInMemorySeries()).isZero();
-    assertThat(c.memoryBudgetBytes()).isEqualTo(Runtime.getRuntime().maxMemory() / 100 * 50);
+    assertThat(c.memoryBudgetBytes()).isEqualTo(Runtime.getRuntime().maxMemory() / 100 * 70);
     assertThat(c.minReductionPercent()).isEqualTo(15);
     assertThat(c.checkInterval()).isEqualTo(Duration.ofSeconds(5));
     assertThat(c.enabled()).isTrue();
