@@ -155,4 +155,22 @@ class ExemplarsAndMetadataRestartTest {
     assertThat(fromBlocks.head("a").metadata().all()).containsOnlyKeys("req");
     assertThat(fromBlocks.head("a").metadata().all().get("req")).isEqualTo(meta("req", "help"));
   }
+
+  @Test
+  void anExemplarOfASeriesThatTruncationRemovedMeanwhileGoesToTheRecreatedSeries() throws Exception {
+    Tsdb t = openTsdb();
+    write(t, 1, 1_000);
+    Appender app = t.head("a").appender();
+    MemSeries stale = app.series(series(0)); // looked up before the series leaves the head
+    t.head("a").truncate(2_000); // as a compaction does: the series holds nothing newer
+    assertThat(t.head("a").numSeries()).isZero();
+    app.add(stale, 3_000, 3_000); // the sample commit recreates the series
+    app.exemplar(stale, new Exemplar(Labels.of("trace_id", "0-3000"), 3_000.5, 3_000));
+    assertThat(app.commit(true).rejections()).isEmpty();
+    assertThat(app.exemplarResult()).extracting(HeadExemplars.Result::added, HeadExemplars.Result::outOfOrder)
+        .containsExactly(1, 0);
+    assertThat(exemplars(t)).contains("0@3000");
+    close(t);
+    assertThat(exemplars(openTsdb())).as("logged under the recreated series' ref").contains("0@3000");
+  }
 }

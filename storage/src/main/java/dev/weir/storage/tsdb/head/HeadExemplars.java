@@ -77,9 +77,15 @@ public final class HeadExemplars {
           MemSeries s = series[i];
           Exemplar e = exemplars[i];
           if (s.removed) {
-            ooo++;
-            firstOoo = firstOoo == null ? s.labels() : firstOoo;
-            continue;
+            // Truncation removed the series after the caller looked it up; the sample commit just
+            // before recreated it (and logged its record): the exemplar belongs to the live one.
+            MemSeries live = head.get(s.labels());
+            if (live == null || live.removed || !live.logged) {
+              ooo++;
+              firstOoo = firstOoo == null ? s.labels() : firstOoo;
+              continue;
+            }
+            s = live;
           }
           Exemplar prev = batchNewest.get(s);
           CircularExemplars.Outcome o;
