@@ -33,7 +33,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class EarlyCompactionIT {
   static final int GENERATIONS = 12;
-  static final int SERIES = 3_000;
+  static final int SERIES = 2_000;
   /** Samples per series, one a minute: a generation lives ten minutes. */
   static final int SAMPLES = 10;
   static final int THRESHOLD = 3 * SERIES;

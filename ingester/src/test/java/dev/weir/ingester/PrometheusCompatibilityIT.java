@@ -35,12 +35,12 @@ import org.junit.jupiter.api.io.TempDir;
 class PrometheusCompatibilityIT {
   /**
    * How long A scrapes. The queries run from 20 s after the start (first scrapes and queues
-   * settle) to 2 s before the end, so 75 s gives 54 steps: the early ones evaluate the ranges of
-   * {@link #QUERIES} over a partial window at the series' start, and the last ~12 (after 61 s)
+   * settle) to 2 s before the end, so 67 s gives 46 steps: the early ones evaluate the ranges of
+   * {@link #QUERIES} over a partial window at the series' start, and the last ~4 (after 61 s)
    * evaluate even the longest range, 1m, over a full window of samples. Longer adds steps of the
    * same kinds only.
    */
-  static final Duration SCRAPE_FOR = Duration.ofSeconds(75);
+  static final Duration SCRAPE_FOR = Duration.ofSeconds(67);
   static final Duration STEP = Duration.ofSeconds(1);
   static final List<String> QUERIES = List.of(
       "up",
