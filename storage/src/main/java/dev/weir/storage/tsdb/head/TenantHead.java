@@ -611,9 +611,7 @@ public final class TenantHead {
       long b = s.bytesBefore(before);
       if (b < 0) {
         n[0]++;
-        byte[] wire = s.labels().wireEncoding();
-        n[1] += SERIES_OVERHEAD_BYTES + 16L + 4L * 2 * s.labels().size() + s.chunkBytes()
-            + (wire == null ? 0 : 16L + wire.length) + 5L * (s.labels().size() + 1); // postings entries
+        n[1] += seriesBytes(s) + 5L * (s.labels().size() + 1); // and its postings entries
       } else {
         n[1] += b;
       }
@@ -797,12 +795,17 @@ public final class TenantHead {
   public long memoryBytesEstimate() {
     long[] n = {0, 0}; // bytes, postings entries
     series.forEachApproximately(s -> {
-      byte[] wire = s.labels().wireEncoding();
-      n[0] += SERIES_OVERHEAD_BYTES + 16L + 4L * 2 * s.labels().size() + s.chunkBytes()
-          + (wire == null ? 0 : 16L + wire.length);
+      n[0] += seriesBytes(s);
       n[1] += s.labels().size() + 1;
     });
     return n[0] + postings.bytesEstimate(n[1]);
+  }
+
+  /** A series' share of {@link #memoryBytesEstimate()} without its postings: objects, labels, chunks. */
+  private static long seriesBytes(MemSeries s) {
+    byte[] wire = s.labels().wireEncoding();
+    return SERIES_OVERHEAD_BYTES + 16L + 4L * 2 * s.labels().size() + s.chunkBytes()
+        + (wire == null ? 0 : 16L + wire.length);
   }
 
   /**
