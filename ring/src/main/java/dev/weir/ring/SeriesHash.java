@@ -26,6 +26,28 @@ public final class SeriesHash {
     return fmix32(h);
   }
 
+  /**
+   * The hash state after {@code tenant}, to which {@link #add} feeds the sorted label names and
+   * values as bytes and {@link #finish} turns into the token: the same token as {@link #of} for
+   * the same strings in UTF-8, without building them.
+   */
+  public static int begin(String tenant) {
+    return (add(FNV_OFFSET, tenant) ^ SEP) * FNV_PRIME;
+  }
+
+  /** Adds one label name or value, given as its UTF-8 bytes {@code b[off, off+len)}, to {@code h}. */
+  public static int add(int h, byte[] b, int off, int len) {
+    for (int i = off, end = off + len; i < end; i++) {
+      h = (h ^ (b[i] & 0xff)) * FNV_PRIME;
+    }
+    return (h ^ SEP) * FNV_PRIME;
+  }
+
+  /** The token of the state {@link #begin} and {@link #add} built. */
+  public static int finish(int h) {
+    return fmix32(h);
+  }
+
   private static int add(int h, String s) {
     for (byte b : s.getBytes(StandardCharsets.UTF_8)) {
       h = (h ^ (b & 0xff)) * FNV_PRIME;

@@ -10,7 +10,9 @@ import dev.weir.ingester.push.PushHandler;
 import dev.weir.proto.prompb.WriteRequest;
 import dev.weir.ring.partition.PartitionRing;
 import dev.weir.storage.errors.ServerErrorException;
+import dev.weir.storage.ingest.RecordV1Builder;
 import dev.weir.storage.ingest.Writer;
+import dev.weir.storage.wire.WireBatch;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -48,16 +50,49 @@ public final class KafkaDistributor implements PushHandler {
     this.router = new SeriesRouter(metrics, log, clock);
   }
 
-  @Override
-  public void push(String tenant, WriteRequest request) {
+  /** The tenant's partitions (its shuffle shard, or all). */
+  private PartitionRing shard(String tenant, Limits l) {
     PartitionRing ring = partitions.get();
     if (ring.activePartitions().isEmpty()) {
       throw new ServerErrorException("no ACTIVE partition in the partition ring yet: no ingester has registered as"
           + " a partition owner (see /ingester/partition-ring)");
     }
-    PushErrors errors = new PushErrors(tenant, metrics, log);
+    return ring.shuffleShard(tenant, l.ingestionPartitionsTenantShardSize());
+  }
+
+  /**
+   * The hot path of remote write 1.0 with version-1 records: series are routed and produced as
+   * the bytes the client sent ({@link SeriesRouter#routeWire}), so a valid request is never
+   * parsed into objects nor encoded again. Other requests (remote write 2.0, a writer producing
+   * version 2) take {@link #push(String, WriteRequest)}.
+   */
+  @Override
+  public void push(String tenant, WireBatch batch) {
+    Writer w = writer.get();
+    if (w.version() != 1 || (batch.size() > 0 && batch.isV2(0))) {
+      PushHandler.super.push(tenant, batch);
+      return;
+    }
     Limits l = limits.apply(tenant);
-    PartitionRing shard = ring.shuffleShard(tenant, l.ingestionPartitionsTenantShardSize());
+    PartitionRing shard = shard(tenant, l);
+    PushErrors errors = new PushErrors(tenant, metrics, log);
+    Map<Integer, RecordV1Builder> routed = router.routeWire(tenant, batch, l, shard::partitionFor, errors);
+    if (!routed.isEmpty()) {
+      ProducedOffsets.record(w.writeV1(tenant, routed));
+      long exemplars = 0;
+      for (RecordV1Builder b : routed.values()) {
+        exemplars += b.exemplars();
+      }
+      ExemplarsWritten.record(exemplars);
+    }
+    errors.throwIfAny();
+  }
+
+  @Override
+  public void push(String tenant, WriteRequest request) {
+    Limits l = limits.apply(tenant);
+    PartitionRing shard = shard(tenant, l);
+    PushErrors errors = new PushErrors(tenant, metrics, log);
     Map<Integer, WriteRequest.Builder> routed = router.route(tenant, request, l, shard::partitionFor, errors);
     Map<Integer, WriteRequest> byPartition = new HashMap<>();
     routed.forEach((p, b) -> byPartition.put(p, b.build()));

@@ -629,7 +629,7 @@ public final class CompareRunner {
     out("## End-to-end latency, Kafka mode (push to the distributor → visible in a query on the ingester)");
     try (KafkaBroker broker = KafkaBroker.start(work.resolve("kafka-e2e"))) {
       broker.createTopic("e2e", 1);
-      WeirProcess w = WeirProcess.launch(work.resolve("e2e"), LAUNCHER_JVM, "--ingest-storage.enabled=true",
+      WeirProcess w = WeirProcess.launch(work.resolve("e2e"), jvm(work.resolve("e2e")), "--ingest-storage.enabled=true",
           "--ingest-storage.kafka.address=" + broker.bootstrap(), "--ingest-storage.kafka.topic=e2e",
           "--ingester.id=ingester-0", "--auth.multitenancy-enabled=false",
           "--ingester.partition-ring.min-partition-owners-duration=0s");
@@ -640,8 +640,21 @@ public final class CompareRunner {
         long t0 = (System.currentTimeMillis() / STEP) * STEP - 400 * STEP;
         List<List<byte[]>> bodies = bodies(data, 200, connections, t0);
         // Sustainable load: as fast as it goes for the first part of the data.
-        Load max = send(push, bodies, 0, 250, PER_REQUEST);
+        // Warm-up (the JIT compiles the distributor and the reader), as the remote write phase has.
+        send(push, bodies, 0, 40, PER_REQUEST);
+        double weirCpu0 = ProcStats.cpuSeconds(w.pid());
+        double brokerCpu0 = ProcStats.cpuSeconds(broker.pid());
+        Load max = send(push, bodies, 40, 290, PER_REQUEST);
+        double weirCpu = ProcStats.cpuSeconds(w.pid()) - weirCpu0;
+        double brokerCpu = ProcStats.cpuSeconds(broker.pid()) - brokerCpu0;
         double sustainable = max.samples() / max.seconds();
+        double[] pushLat = max.latenciesMs().clone();
+        Arrays.sort(pushLat);
+        value("e2e.weir_cpu_us", weirCpu * 1e6 / max.samples());
+        value("e2e.broker_cpu_us", brokerCpu * 1e6 / max.samples());
+        out(String.format("at full load: Weir %.2f CPU-µs/sample (distributor and ingester), broker %.2f;"
+            + " push p50 %.1f ms, p99 %.1f ms", weirCpu * 1e6 / max.samples(), brokerCpu * 1e6 / max.samples(),
+            pct(pushLat, 0.5), pct(pushLat, 0.99)));
         double target = sustainable / 2;
         value("e2e.sustainable_samples_per_s", sustainable);
         out(String.format("sustainable: %.0f samples/s (%d errors); probing at %.0f samples/s", sustainable,
@@ -649,7 +662,7 @@ public final class CompareRunner {
         // Half load in the background, paced, while probes measure push → visible.
         List<byte[]> rest = new ArrayList<>();
         for (List<byte[]> c : bodies) {
-          rest.addAll(c.subList(Math.min(250, c.size()), c.size()));
+          rest.addAll(c.subList(Math.min(290, c.size()), c.size()));
         }
         Thread load = new Thread(() -> {
           HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
@@ -679,7 +692,9 @@ public final class CompareRunner {
         HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
         List<Double> lat = new ArrayList<>();
         for (int i = 0; i < 200 && load.isAlive(); i++) {
-          long now = System.currentTimeMillis();
+          // In the load's time range: a probe at the wall clock would move the head's newest time
+          // an hour past the load, whose samples would then be refused as out of bounds.
+          long now = t0 + 200 * STEP;
           WriteRequest probe = WriteRequest.newBuilder().addTimeseries(TimeSeries.newBuilder()
               .addLabels(Label.newBuilder().setName("__name__").setValue("e2e_probe"))
               .addLabels(Label.newBuilder().setName("seq").setValue(String.valueOf(i)))
@@ -706,7 +721,7 @@ public final class CompareRunner {
         out(String.format("probes: %d, p50 %.1f ms, p99 %.1f ms, max %.1f ms", sorted.length, pct(sorted, 0.5),
             pct(sorted, 0.99), sorted.length > 0 ? sorted[sorted.length - 1] : Double.NaN));
       } finally {
-        w.close();
+        stop(w);
       }
     }
   }

@@ -33,7 +33,7 @@ class SeriesRouterTest {
   private final SeriesRouter router = new SeriesRouter(metrics, new RateLimitedLog(
       LoggerFactory.getLogger(SeriesRouterTest.class), TimeUnit.SECONDS.toNanos(1), System::nanoTime), () -> NOW);
 
-  private static PartitionRingDesc twoActivePartitions() {
+  static PartitionRingDesc twoActivePartitions() {
     PartitionRingDesc.Builder b = PartitionRingDesc.newBuilder();
     Map<Integer, int[]> existing = new HashMap<>();
     for (int p = 0; p < 2; p++) {

@@ -123,10 +123,40 @@ public final class Writer implements AutoCloseable {
    *     size limit (nothing is produced then)
    */
   public Map<Integer, Long> write(String tenant, Map<Integer, WriteRequest> byPartition) {
+    Map<Integer, List<byte[]>> values = new TreeMap<>();
+    for (Map.Entry<Integer, WriteRequest> e : byPartition.entrySet()) {
+      values.put(e.getKey(), RecordFormat.encode(e.getValue(), version, config.maxRecordSizeBytes()));
+    }
+    return produce(tenant, values);
+  }
+
+  /** The record format version this writer produces. */
+  public int version() {
+    return version;
+  }
+
+  /**
+   * {@link #write} for parts already assembled as series bytes (the distributor's hot path);
+   * only for a writer that produces version 1.
+   *
+   * @throws IllegalStateException when this writer produces another version
+   */
+  public Map<Integer, Long> writeV1(String tenant, Map<Integer, RecordV1Builder> byPartition) {
+    if (version != 1) {
+      throw new IllegalStateException("this writer produces record version " + version + ", not 1");
+    }
+    Map<Integer, List<byte[]>> values = new TreeMap<>();
+    for (Map.Entry<Integer, RecordV1Builder> e : byPartition.entrySet()) {
+      values.put(e.getKey(), e.getValue().values(config.maxRecordSizeBytes()));
+    }
+    return produce(tenant, values);
+  }
+
+  private Map<Integer, Long> produce(String tenant, Map<Integer, List<byte[]>> values) {
     List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
     byte[] key = tenant.getBytes(StandardCharsets.UTF_8);
-    for (Map.Entry<Integer, WriteRequest> e : byPartition.entrySet()) {
-      for (byte[] part : RecordFormat.encode(e.getValue(), version, config.maxRecordSizeBytes())) {
+    for (Map.Entry<Integer, List<byte[]>> e : values.entrySet()) {
+      for (byte[] part : e.getValue()) {
         ProducerRecord<byte[], byte[]> r = new ProducerRecord<>(config.topic(), e.getKey(), key, part);
         r.headers().add(new RecordHeader(RecordFormat.VERSION_HEADER, versionHeader));
         records.add(r);

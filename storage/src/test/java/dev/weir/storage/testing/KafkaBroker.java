@@ -207,6 +207,11 @@ public final class KafkaBroker implements AutoCloseable {
         });
   }
 
+  /** The broker process' ID (for CPU and memory readings). */
+  public long pid() {
+    return process.pid();
+  }
+
   public String bootstrap() {
     return "127.0.0.1:" + port;
   }
