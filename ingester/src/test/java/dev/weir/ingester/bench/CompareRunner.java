@@ -365,7 +365,9 @@ public final class CompareRunner {
     int series = opt("series", 100_000);
     int samples = opt("samples", 40);
     int connections = opt("connections", 4);
-    int warm = 3;
+    // Warm-up: the JIT compiles the hot path during the first million samples (measured: Weir's
+    // compiler threads took 0.5-0.8 cores through a 3-round warm-up); every system gets the same.
+    int warm = opt("warm", 10);
     out("");
     out("## HTTP remote write: " + series + " series x " + samples + " samples, " + PER_REQUEST
         + " series/request, " + connections + " connections (first " + warm + " rounds are warm-up)");
@@ -383,8 +385,14 @@ public final class CompareRunner {
       try (Target t = start(system, "rw-" + system)) {
         send(t.pushUrl(), bodies, 0, warmPerConn, PER_REQUEST);
         double cpu0 = ProcStats.cpuSeconds(t.pid());
+        double jit0 = ProcStats.jitCpuSeconds(t.pid());
         Load l = send(t.pushUrl(), bodies, warmPerConn, Integer.MAX_VALUE, PER_REQUEST);
         double cpu = ProcStats.cpuSeconds(t.pid()) - cpu0;
+        double jit = ProcStats.jitCpuSeconds(t.pid()) - jit0;
+        if (jit > 0) {
+          out(String.format("  (%s: JIT compiler threads %.2f CPU-µs/sample of the timed part)", system,
+              jit / Math.max(1, l.samples()) * 1e6));
+        }
         double rate = l.samples() / l.seconds();
         double cpuUs = cpu / Math.max(1, l.samples()) * 1e6;
         value("rw." + system + ".samples_per_s", rate);
@@ -637,16 +645,28 @@ public final class CompareRunner {
         w.awaitReady(Duration.ofMinutes(2));
         String push = w.httpUrl() + "/api/v1/push";
         BenchData data = new BenchData(20_000, 4);
-        long t0 = (System.currentTimeMillis() / STEP) * STEP - 400 * STEP;
-        List<List<byte[]>> bodies = bodies(data, 200, connections, t0);
-        // Sustainable load: as fast as it goes for the first part of the data.
-        // Warm-up (the JIT compiles the distributor and the reader), as the remote write phase has.
-        send(push, bodies, 0, 40, PER_REQUEST);
+        long t0 = (System.currentTimeMillis() / STEP) * STEP - 600 * STEP;
+        // 600 rounds = 1,500 bodies per connection: warm-up, sustainable load, probes.
+        List<List<byte[]>> bodies = bodies(data, 600, connections, t0);
+        int warm = opt("e2eWarm", 700);
+        int timed = 250;
+        // Warm-up: three JVMs (Weir, the broker, this runner's client) compile their hot paths.
+        // Measured: their compiler threads took 0.6-0.8 of the 2 cores through a 40-body warm-up
+        // and still 0.2-0.5 after 300 bodies (code run once per request, such as the Kafka
+        // clients' network loops, reaches C2 only after thousands of requests).
+        send(push, bodies, 0, warm, PER_REQUEST);
+        // Sustainable load: as fast as it goes.
         double weirCpu0 = ProcStats.cpuSeconds(w.pid());
         double brokerCpu0 = ProcStats.cpuSeconds(broker.pid());
-        Load max = send(push, bodies, 40, 290, PER_REQUEST);
+        double jit0 = ProcStats.jitCpuSeconds(w.pid()) + ProcStats.jitCpuSeconds(broker.pid())
+            + ProcStats.jitCpuSeconds(ProcessHandle.current().pid());
+        Load max = send(push, bodies, warm, warm + timed, PER_REQUEST);
         double weirCpu = ProcStats.cpuSeconds(w.pid()) - weirCpu0;
         double brokerCpu = ProcStats.cpuSeconds(broker.pid()) - brokerCpu0;
+        double jit = ProcStats.jitCpuSeconds(w.pid()) + ProcStats.jitCpuSeconds(broker.pid())
+            + ProcStats.jitCpuSeconds(ProcessHandle.current().pid()) - jit0;
+        out(String.format("  (JIT compiler threads of Weir, the broker and the runner: %.2f CPU-µs/sample of the"
+            + " timed part)", jit * 1e6 / max.samples()));
         double sustainable = max.samples() / max.seconds();
         double[] pushLat = max.latenciesMs().clone();
         Arrays.sort(pushLat);
@@ -662,7 +682,7 @@ public final class CompareRunner {
         // Half load in the background, paced, while probes measure push → visible.
         List<byte[]> rest = new ArrayList<>();
         for (List<byte[]> c : bodies) {
-          rest.addAll(c.subList(Math.min(290, c.size()), c.size()));
+          rest.addAll(c.subList(Math.min(warm + timed, c.size()), c.size()));
         }
         Thread load = new Thread(() -> {
           HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
@@ -694,7 +714,7 @@ public final class CompareRunner {
         for (int i = 0; i < 200 && load.isAlive(); i++) {
           // In the load's time range: a probe at the wall clock would move the head's newest time
           // an hour past the load, whose samples would then be refused as out of bounds.
-          long now = t0 + 200 * STEP;
+          long now = t0 + 450 * STEP;
           WriteRequest probe = WriteRequest.newBuilder().addTimeseries(TimeSeries.newBuilder()
               .addLabels(Label.newBuilder().setName("__name__").setValue("e2e_probe"))
               .addLabels(Label.newBuilder().setName("seq").setValue(String.valueOf(i)))

@@ -22,6 +22,31 @@ public final class ProcStats {
     }
   }
 
+  /**
+   * CPU seconds used so far by the process' JIT compiler threads (HotSpot names them
+   * {@code C1/C2 CompilerThreadN}); 0 for a process that has none.
+   */
+  public static double jitCpuSeconds(long pid) {
+    double sum = 0;
+    try (var tasks = Files.list(Path.of("/proc/" + pid + "/task"))) {
+      for (Path t : (Iterable<Path>) tasks::iterator) {
+        try {
+          String stat = Files.readString(t.resolve("stat"));
+          String comm = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+          if (comm.contains("CompilerThre")) {
+            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            sum += (Long.parseLong(f[11]) + Long.parseLong(f[12])) / TICKS;
+          }
+        } catch (IOException e) {
+          // the thread ended
+        }
+      }
+    } catch (IOException e) {
+      return Double.NaN;
+    }
+    return sum;
+  }
+
   /** Resident set size in bytes; -1 when the process is gone. */
   public static long rssBytes(long pid) {
     return status(pid, "VmRSS:");
