@@ -46,7 +46,7 @@ class GlobalRateLimitIT {
   static final double LIMIT = 1000; // samples/s for the tenant, fleet-wide
   static final int SERIES = 100; // samples per write request
   static final Duration PACE = Duration.ofMillis(15); // each client offers up to ~6,600 samples/s
-  static final long WINDOW_NANOS = TimeUnit.SECONDS.toNanos(20);
+  static final long WINDOW_NANOS = TimeUnit.SECONDS.toNanos(12);
 
   @TempDir Path dir;
 
@@ -122,7 +122,7 @@ class GlobalRateLimitIT {
         "--distributor.ring.heartbeat-timeout=15s"));
   }
 
-  /** A 3 s warm-up (the buckets' initial burst is spent), then a window of about 20 s: {start, end}. */
+  /** A 3 s warm-up (the buckets' initial burst is spent), then a window of about 12 s: {start, end}. */
   private static long[] measure() throws InterruptedException {
     Thread.sleep(3_000);
     long start = System.nanoTime();
