@@ -8,12 +8,8 @@ import java.net.ServerSocket;
 public final class Ports {
   private Ports() {}
 
+  /** A free port below the ephemeral range ({@link dev.weir.ring.testing.LoopbackPorts}). */
   public static int free() {
-    try (ServerSocket s = new ServerSocket(0)) {
-      s.setReuseAddress(true);
-      return s.getLocalPort();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    return dev.weir.ring.testing.LoopbackPorts.free();
   }
 }

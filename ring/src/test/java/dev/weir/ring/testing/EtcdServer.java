@@ -68,10 +68,8 @@ public final class EtcdServer implements AutoCloseable {
     }
   }
 
-  private static int free() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      return socket.getLocalPort();
-    }
+  private static int free() {
+    return LoopbackPorts.free();
   }
 
   private void launch() throws Exception {

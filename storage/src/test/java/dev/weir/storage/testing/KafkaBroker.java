@@ -129,10 +129,8 @@ public final class KafkaBroker implements AutoCloseable {
     return ModuleLib.of("storage/kafka-broker");
   }
 
-  private static int free() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
+  private static int free() {
+    return dev.weir.ring.testing.LoopbackPorts.free();
   }
 
   private void writeConfig() throws IOException {

@@ -41,10 +41,7 @@ public final class S3Server implements AutoCloseable {
 
   /** Starts a server storing its buckets under {@code dir} and waits until it answers. */
   public static S3Server start(Path dir) throws Exception {
-    int port;
-    try (ServerSocket s = new ServerSocket(0)) {
-      port = s.getLocalPort();
-    }
+    int port = dev.weir.ring.testing.LoopbackPorts.free();
     S3Server server = new S3Server(dir, port);
     Files.createDirectories(dir.resolve("data"));
     Files.writeString(dir.resolve("s3proxy.properties"), String.join("\n",
