@@ -367,7 +367,7 @@ public final class CompareRunner {
     int connections = opt("connections", 4);
     // Warm-up: the JIT compiles the hot path during the first million samples (measured: Weir's
     // compiler threads took 0.5-0.8 cores through a 3-round warm-up); every system gets the same.
-    int warm = opt("warm", 10);
+    int warm = Math.min(opt("warm", 10), Math.max(0, samples - 1)); // at least one timed round
     out("");
     out("## HTTP remote write: " + series + " series x " + samples + " samples, " + PER_REQUEST
         + " series/request, " + connections + " connections (first " + warm + " rounds are warm-up)");
