@@ -373,7 +373,6 @@ public final class TenantDb {
     for (SeriesChunks sc : data) {
       dataMin = Math.min(dataMin, sc.chunks().get(0).minTime());
     }
-    long keptFrom = head.minValidTime();
     String ulid = Ulid.random(wallClock.getAsLong());
     try {
       BlockWriter.write(config.blocksDir(tenant), ulid, dataMin, before, data, EARLY_BLOCK_META);
@@ -388,7 +387,11 @@ public final class TenantDb {
     log.info("msg=\"head compacted early into block\" user={} block={} min_time={} max_time={} series={} samples={}",
         tenant, ulid, dataMin, before, b.meta().numSeries(), b.meta().numSamples());
     int removed = head.truncate(before);
-    checkpoint(keptFrom, removed);
+    // No time floor: each live series' samples are kept from the oldest one the head still holds
+    // (heldFrom), which can be older than the head's minimum valid time. A series that fell silent
+    // and came back in the same chunk range appended to its open head chunk, so that chunk reaches
+    // back past the cuts of earlier early compactions and is still in the head, not in a block.
+    checkpoint(Long.MIN_VALUE, removed);
     // Series kept only by out-of-order samples leave too once those are in blocks.
     OooCompaction.run(this, head, config, wallClock, metrics);
     return new EarlyResult(1, removed);

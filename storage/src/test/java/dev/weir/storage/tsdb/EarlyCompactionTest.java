@@ -199,6 +199,44 @@ class EarlyCompactionTest {
     assertThat(again.head("a").minTime()).isEqualTo(40_000);
   }
 
+  /**
+   * A series that falls silent and comes back within the same chunk range appends to its open
+   * head chunk, which then reaches back past the head's minimum valid time: the head keeps
+   * samples older than that minimum, and the next checkpoint must keep them too (found by
+   * {@code EarlyCompactionStressTest}: they were present until a restart).
+   */
+  @Test
+  void samplesTheHeadKeepsBelowItsMinimumValidTimeSurviveTheCheckpointAndARestart() throws Exception {
+    Tsdb t = openTsdb(new EarlyCompaction.Config(1, 0, 0, Duration.ofHours(1)), 4); // 4 samples per chunk
+    Map<Labels, TreeMap<Long, Double>> acked = new TreeMap<>();
+    Labels quiet = series(0, 0);
+    Labels busy = series(0, 1);
+    // The first check cuts at 850 s (the busy series' chunk [844, 847 s] goes), the second at 869 s.
+    for (long ts = 844_000; ts < 900_000; ts += 1_000) {
+      Appender app = t.head("a").appender();
+      app.add(app.series(busy), ts, ts);
+      acked.computeIfAbsent(busy, k -> new TreeMap<>()).put(ts, (double) ts);
+      if ((ts >= 848_000 && ts <= 850_000) || ts == 882_000) { // silent for 31 s, then back in its open head chunk
+        app.add(app.series(quiet), ts, -ts);
+        acked.computeIfAbsent(quiet, k -> new TreeMap<>()).put(ts, (double) -ts);
+      }
+      assertThat(app.commit(true).rejections()).isEmpty();
+      if (ts == 880_000 || ts == 899_000) {
+        assertThat(t.compactEarlyIfOverThreshold()).isEqualTo(1);
+      }
+    }
+    dev.weir.storage.tsdb.head.TenantHead head = t.head("a");
+    assertThat(head.minValidTime()).as("cut at the newest sample minus half a range").isEqualTo(869_000);
+    assertThat(head.heldFrom(head.get(quiet).ref())).as("the head holds the quiet series from its first sample")
+        .isEqualTo(848_000);
+    assertThat(read(t)).isEqualTo(acked);
+    close(t);
+
+    Tsdb again = openTsdb(MANUAL, 4);
+    assertThat(read(again)).as("after the restart").isEqualTo(acked);
+    assertThat(stored(again)).as("each sample once").isEqualTo(count(acked));
+  }
+
   @Test
   void aCrashBetweenTheBlockAndTheCheckpointLosesNothing() throws Exception {
     Tsdb t = openTsdb(MANUAL, 120);
