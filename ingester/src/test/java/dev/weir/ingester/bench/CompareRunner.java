@@ -83,6 +83,9 @@ public final class CompareRunner {
     if (opts.containsKey("jfr")) {
       o.add("-XX:StartFlightRecording=settings=profile,filename=" + dir.resolve("weir.jfr"));
     }
+    if (opts.containsKey("weirJvm")) {
+      o.addAll(Arrays.asList(opts.get("weirJvm").trim().split("\\s+")));
+    }
     return o;
   }
 
@@ -635,7 +638,10 @@ public final class CompareRunner {
     int connections = opt("connections", 4);
     out("");
     out("## End-to-end latency, Kafka mode (push to the distributor → visible in a query on the ingester)");
-    try (KafkaBroker broker = KafkaBroker.start(work.resolve("kafka-e2e"))) {
+    List<String> brokerJvm = opts.containsKey("jfr")
+        ? List.of("-XX:StartFlightRecording=settings=profile,filename=" + work.resolve("kafka-e2e.jfr"))
+        : List.of();
+    try (KafkaBroker broker = KafkaBroker.start(work.resolve("kafka-e2e"), brokerJvm)) {
       broker.createTopic("e2e", 1);
       WeirProcess w = WeirProcess.launch(work.resolve("e2e"), jvm(work.resolve("e2e")), "--ingest-storage.enabled=true",
           "--ingest-storage.kafka.address=" + broker.bootstrap(), "--ingest-storage.kafka.topic=e2e",
@@ -677,6 +683,12 @@ public final class CompareRunner {
             pct(pushLat, 0.5), pct(pushLat, 0.99)));
         double target = sustainable / 2;
         value("e2e.sustainable_samples_per_s", sustainable);
+        if (opts.containsKey("jfr")) {
+          // The broker is stopped without the JVM's exit hooks; its recording is dumped here.
+          new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(),
+              Long.toString(broker.pid()), "JFR.dump", "filename=" + work.resolve("kafka-e2e.jfr"))
+              .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start().waitFor();
+        }
         out(String.format("sustainable: %.0f samples/s (%d errors); probing at %.0f samples/s", sustainable,
             max.failures(), target));
         // Half load in the background, paced, while probes measure push → visible.

@@ -69,6 +69,14 @@ public final class KafkaBroker implements AutoCloseable {
     return start(dir, cds, cds);
   }
 
+  /** As {@link #start(Path)}, the broker JVM started with {@code extraOptions} too (a profiler, say). */
+  public static KafkaBroker start(Path dir, List<String> extraOptions) throws Exception {
+    List<String> cds = classDataSharing();
+    List<String> options = new ArrayList<>(cds);
+    options.addAll(extraOptions);
+    return start(dir, cds, options);
+  }
+
   /** Formats with the JVM options {@code formatOptions}, then starts with {@code brokerOptions}. */
   private static KafkaBroker start(Path dir, List<String> formatOptions, List<String> brokerOptions)
       throws Exception {
