@@ -2,6 +2,7 @@ package dev.weir.ingester.tool;
 
 import dev.weir.ingester.api.JsonWriter;
 import dev.weir.ingester.config.Flag;
+import dev.weir.storage.ingest.KafkaConfig;
 import java.io.PrintStream;
 import java.util.List;
 import java.util.Properties;
@@ -95,6 +96,7 @@ final class ReplayCommand extends ToolCommand {
     p.put(ProducerConfig.ACKS_CONFIG, "all");
     p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
     p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+    p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, KafkaConfig.DEFAULT_COMPRESSION);
     p.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, MAX_REQUEST_BYTES);
     int ms = (int) kafka.timeout().toMillis();
     p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, ms);

@@ -87,9 +87,10 @@ class SeriesRouterWireTest {
     return WriteRequest.parseFrom(all.toByteArray());
   }
 
-  private static final String[] NAMES = {"up", "http_requests_total", "node:cpu:rate5m", "bad-name", "9lives"};
+  private static final String[] NAMES = {"up", "http_requests_total", "node:cpu:rate5m", "bad-name", "9lives", "",
+      ":x"};
   private static final String[] LABELS = {"job", "instance", "le", "zone", "a_too_long_label_name", "bad-label",
-      "_ok", "x"};
+      "_ok", "x", "a:b", "9x"};
   private static final String[] VALUES = {"api", "host-1", "0.5", "zürich", "", "a-value-longer-than-16", "日本",
       "v"};
 

@@ -21,83 +21,98 @@ import java.time.Duration;
  *     1 = the one consumer
  * @param producerRecordVersion the record format the writer produces ({@link RecordFormat}); readers
  *     accept every version
+ * @param producerCompression the codec of the record batches the writer produces: one of
+ *     {@link #COMPRESSIONS}; consumers read every codec
  */
 public record KafkaConfig(String address, String topic, String clientId, Duration dialTimeout, Duration writeTimeout,
     String consumerGroup, Duration commitInterval, String startPosition, long startTimestampMillis,
     Duration maxLagAtStartup, int maxRecordSizeBytes, boolean autoCreateTopic, int autoCreatePartitions,
     int ingestionConcurrency, int batchSize, long maxBufferedBytes, String deadLetterTopic, boolean preferOffsetFile,
-    KafkaSecurity security, int fetchConcurrency, int producerRecordVersion) {
+    KafkaSecurity security, int fetchConcurrency, int producerRecordVersion, String producerCompression) {
 
   public static final java.util.List<String> START_POSITIONS = java.util.List.of("last-offset", "start", "end",
       "timestamp");
 
+  /** The codecs of {@code producerCompression} (Kafka's {@code compression.type}). */
+  public static final java.util.List<String> COMPRESSIONS = java.util.List.of("none", "gzip", "snappy", "lz4", "zstd");
+
+  /** The writer's codec unless configured (see docs/benchmarks.md for the measurement behind it). */
+  public static final String DEFAULT_COMPRESSION = "lz4";
+
   public static KafkaConfig defaults(String address, String topic, String group) {
     return new KafkaConfig(address, topic, "weir", Duration.ofSeconds(2), Duration.ofSeconds(10), group,
         Duration.ofSeconds(1), "last-offset", 0, Duration.ofSeconds(15), 15_983_616, true, 128, 8, 150,
-        100L << 20, "", false, KafkaSecurity.NONE, 0, 1);
+        100L << 20, "", false, KafkaSecurity.NONE, 0, 1, DEFAULT_COMPRESSION);
   }
 
   public KafkaConfig withConcurrency(int ingestion, int batch) {
     return new KafkaConfig(address, topic, clientId, dialTimeout, writeTimeout, consumerGroup, commitInterval,
         startPosition, startTimestampMillis, maxLagAtStartup, maxRecordSizeBytes, autoCreateTopic, autoCreatePartitions,
         ingestion, batch, maxBufferedBytes, deadLetterTopic, preferOffsetFile, security, fetchConcurrency,
-        producerRecordVersion);
+        producerRecordVersion, producerCompression);
   }
 
   public KafkaConfig withStart(String position, long timestamp) {
     return new KafkaConfig(address, topic, clientId, dialTimeout, writeTimeout, consumerGroup, commitInterval,
         position, timestamp, maxLagAtStartup, maxRecordSizeBytes, autoCreateTopic, autoCreatePartitions,
         ingestionConcurrency, batchSize, maxBufferedBytes, deadLetterTopic, preferOffsetFile, security, fetchConcurrency,
-        producerRecordVersion);
+        producerRecordVersion, producerCompression);
   }
 
   public KafkaConfig withDeadLetterTopic(String t) {
     return new KafkaConfig(address, topic, clientId, dialTimeout, writeTimeout, consumerGroup, commitInterval,
         startPosition, startTimestampMillis, maxLagAtStartup, maxRecordSizeBytes, autoCreateTopic, autoCreatePartitions,
         ingestionConcurrency, batchSize, maxBufferedBytes, t, preferOffsetFile, security, fetchConcurrency,
-        producerRecordVersion);
+        producerRecordVersion, producerCompression);
   }
 
   public KafkaConfig withMaxBufferedBytes(long b) {
     return new KafkaConfig(address, topic, clientId, dialTimeout, writeTimeout, consumerGroup, commitInterval,
         startPosition, startTimestampMillis, maxLagAtStartup, maxRecordSizeBytes, autoCreateTopic, autoCreatePartitions,
         ingestionConcurrency, batchSize, b, deadLetterTopic, preferOffsetFile, security, fetchConcurrency,
-        producerRecordVersion);
+        producerRecordVersion, producerCompression);
   }
 
   public KafkaConfig withMaxRecordSize(int bytes) {
     return new KafkaConfig(address, topic, clientId, dialTimeout, writeTimeout, consumerGroup, commitInterval,
         startPosition, startTimestampMillis, maxLagAtStartup, bytes, autoCreateTopic, autoCreatePartitions,
         ingestionConcurrency, batchSize, maxBufferedBytes, deadLetterTopic, preferOffsetFile, security, fetchConcurrency,
-        producerRecordVersion);
+        producerRecordVersion, producerCompression);
   }
 
   public KafkaConfig withPreferOffsetFile(boolean prefer) {
     return new KafkaConfig(address, topic, clientId, dialTimeout, writeTimeout, consumerGroup, commitInterval,
         startPosition, startTimestampMillis, maxLagAtStartup, maxRecordSizeBytes, autoCreateTopic, autoCreatePartitions,
         ingestionConcurrency, batchSize, maxBufferedBytes, deadLetterTopic, prefer, security, fetchConcurrency,
-        producerRecordVersion);
+        producerRecordVersion, producerCompression);
   }
 
   public KafkaConfig withFetchConcurrency(int n) {
     return new KafkaConfig(address, topic, clientId, dialTimeout, writeTimeout, consumerGroup, commitInterval,
         startPosition, startTimestampMillis, maxLagAtStartup, maxRecordSizeBytes, autoCreateTopic, autoCreatePartitions,
         ingestionConcurrency, batchSize, maxBufferedBytes, deadLetterTopic, preferOffsetFile, security, n,
-        producerRecordVersion);
+        producerRecordVersion, producerCompression);
   }
 
   public KafkaConfig withSecurity(KafkaSecurity sec) {
     return new KafkaConfig(address, topic, clientId, dialTimeout, writeTimeout, consumerGroup, commitInterval,
         startPosition, startTimestampMillis, maxLagAtStartup, maxRecordSizeBytes, autoCreateTopic, autoCreatePartitions,
         ingestionConcurrency, batchSize, maxBufferedBytes, deadLetterTopic, preferOffsetFile, sec, fetchConcurrency,
-        producerRecordVersion);
+        producerRecordVersion, producerCompression);
   }
 
   public KafkaConfig withProducerRecordVersion(int version) {
     return new KafkaConfig(address, topic, clientId, dialTimeout, writeTimeout, consumerGroup, commitInterval,
         startPosition, startTimestampMillis, maxLagAtStartup, maxRecordSizeBytes, autoCreateTopic, autoCreatePartitions,
         ingestionConcurrency, batchSize, maxBufferedBytes, deadLetterTopic, preferOffsetFile, security, fetchConcurrency,
-        version);
+        version, producerCompression);
+  }
+
+  public KafkaConfig withProducerCompression(String codec) {
+    return new KafkaConfig(address, topic, clientId, dialTimeout, writeTimeout, consumerGroup, commitInterval,
+        startPosition, startTimestampMillis, maxLagAtStartup, maxRecordSizeBytes, autoCreateTopic, autoCreatePartitions,
+        ingestionConcurrency, batchSize, maxBufferedBytes, deadLetterTopic, preferOffsetFile, security, fetchConcurrency,
+        producerRecordVersion, codec);
   }
 
   /** Bootstrap servers and security for a client configuration. */
@@ -112,6 +127,6 @@ public record KafkaConfig(String address, String topic, String clientId, Duratio
     return new KafkaConfig(address, topic, clientId, dialTimeout, writeTimeout, consumerGroup, commitInterval,
         startPosition, startTimestampMillis, d, maxRecordSizeBytes, autoCreateTopic, autoCreatePartitions,
         ingestionConcurrency, batchSize, maxBufferedBytes, deadLetterTopic, preferOffsetFile, security, fetchConcurrency,
-        producerRecordVersion);
+        producerRecordVersion, producerCompression);
   }
 }

@@ -43,6 +43,8 @@ final class ReaderSession {
   private final ReaderState state;
   private CommitTracker tracker = new CommitTracker();
   private long expectedNext = -1;
+  /** Record bytes (as decompressed) of the last poll. */
+  private long lastPollBytes;
   private volatile @Nullable ConcurrentFetcher fetcher;
 
   ReaderSession(Parts parts, KafkaConsumer<byte[], byte[]> consumer, ReaderPipeline pipeline,
@@ -182,6 +184,15 @@ final class ReaderSession {
   }
 
   private void runOnce() throws InterruptedException {
+    // Room for what the last poll brought (at most half the bound, so polls never wait for an
+    // empty pipeline): with compressed batches one poll holds several times the fetch size.
+    while (!pipeline.awaitRoom(Math.min(lastPollBytes, pipeline.maxBufferedBytes() / 2), 100)) {
+      advance();
+      checkPipeline();
+      if (stopping.getAsBoolean()) {
+        return;
+      }
+    }
     ConsumerRecords<byte[], byte[]> records;
     try {
       records = consumer.poll(Duration.ofMillis(200));
@@ -197,11 +208,16 @@ final class ReaderSession {
       parts.retry().sleep(500);
       return;
     }
-    handle(records.records(parts.tp()));
+    lastPollBytes = handle(records.records(parts.tp()));
   }
 
-  /** Hands fetched records (in offset order) to the pipeline: gap check, metrics, commit tracking. */
-  private void handle(Iterable<ConsumerRecord<byte[], byte[]>> records) throws InterruptedException {
+  /**
+   * Hands fetched records (in offset order) to the pipeline: gap check, metrics, commit tracking.
+   *
+   * @return their bytes (key and value)
+   */
+  private long handle(Iterable<ConsumerRecord<byte[], byte[]>> records) throws InterruptedException {
+    long bytes = 0;
     for (ConsumerRecord<byte[], byte[]> r : records) {
       if (r.offset() > expectedNext) {
         long gap = r.offset() - expectedNext;
@@ -211,6 +227,7 @@ final class ReaderSession {
       }
       expectedNext = r.offset() + 1;
       int size = (r.value() == null ? 0 : r.value().length) + (r.key() == null ? 0 : r.key().length);
+      bytes += size;
       metrics.recordsConsumed.increment();
       metrics.bytesConsumed.increment(size);
       CommitTracker.Entry e = new CommitTracker.Entry(r.offset(), r.timestamp(), size);
@@ -220,11 +237,12 @@ final class ReaderSession {
         advance();
         checkPipeline();
         if (stopping.getAsBoolean()) {
-          return;
+          return bytes;
         }
       }
     }
     advance();
+    return bytes;
   }
 
   /**

@@ -30,7 +30,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Produces write requests to the ingest topic: one record per (tenant, partition) part in the
- * configured {@link RecordFormat} version, split so no record exceeds the size limit, with acks=all and idempotence. {@link #write} returns only
+ * configured {@link RecordFormat} version, split so no record exceeds the size limit (before
+ * compression), in batches of the configured codec, with acks=all and idempotence. {@link #write} returns only
  * when Kafka acknowledged every record; otherwise, at the latest when the write timeout passed
  * (the producer itself retries within it: broker not available, not leader), it throws
  * {@link ServerErrorException} — gRPC UNAVAILABLE / HTTP 503 — and the caller's client retries (an idempotent retry of what did land is harmless: an identical sample
@@ -60,6 +61,7 @@ public final class Writer implements AutoCloseable {
     p.put(ProducerConfig.ACKS_CONFIG, "all");
     p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
     p.put(ProducerConfig.LINGER_MS_CONFIG, 0);
+    p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, config.producerCompression());
     p.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, config.maxRecordSizeBytes() + (1 << 20));
     p.put(ProducerConfig.BUFFER_MEMORY_CONFIG, Math.max(64L << 20, 4L * config.maxRecordSizeBytes()));
     int timeout = (int) config.writeTimeout().toMillis();

@@ -76,4 +76,72 @@ class WriterIT {
       assertThat(end(broker, topic)).isBetween(3L, 5L + 60);
     }
   }
+
+  /** A request whose label text repeats, as real remote write requests' does (~35 KB). */
+  static WriteRequest repetitive(long t) {
+    WriteRequest.Builder b = WriteRequest.newBuilder();
+    for (int i = 0; i < 400; i++) {
+      b.addTimeseries(TimeSeries.newBuilder()
+          .addLabels(Label.newBuilder().setName("__name__").setValue("http_requests_total"))
+          .addLabels(Label.newBuilder().setName("instance").setValue("10.0.0." + (i % 250) + ":9100"))
+          .addLabels(Label.newBuilder().setName("job").setValue("kubernetes-pods"))
+          .addLabels(Label.newBuilder().setName("pod").setValue("api-server-" + i))
+          .addSamples(Sample.newBuilder().setTimestamp(t).setValue(i)));
+    }
+    return b.build();
+  }
+
+  @Test
+  void everyCodecIsReadBackAsWrittenAndTheCompressedOnesShrinkTheLog() throws Exception {
+    KafkaBroker broker = KafkaBroker.shared();
+    Map<String, Long> logBytes = new java.util.TreeMap<>();
+    for (String codec : KafkaConfig.COMPRESSIONS) {
+      String topic = "writer-codec-" + codec + "-" + System.nanoTime();
+      broker.createTopic(topic, 1);
+      KafkaConfig config = KafkaConfig.defaults(broker.bootstrap(), topic, "g").withProducerCompression(codec);
+      java.util.List<WriteRequest> written = new java.util.ArrayList<>();
+      try (Writer w = new Writer(config, WriterMetrics.noop())) {
+        for (int i = 0; i < 10; i++) {
+          written.add(repetitive(i));
+          w.write("tenant-" + codec, Map.of(0, written.get(i)));
+        }
+      }
+      TopicPartition tp = new TopicPartition(topic, 0);
+      java.util.List<RecordFormat.Decoded> read = new java.util.ArrayList<>();
+      try (var consumer = AssignedConsumers.create(config.clientProperties(), "codec-" + codec, "g-" + codec,
+          Duration.ofSeconds(10))) {
+        consumer.assign(java.util.List.of(tp));
+        consumer.seekToBeginning(java.util.List.of(tp));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (read.size() < written.size() && System.nanoTime() < deadline) {
+          for (var r : consumer.poll(Duration.ofMillis(200))) {
+            read.add(RecordFormat.decode(r.key(), r.value(), r.headers()));
+          }
+        }
+      }
+      assertThat(read).as(codec).hasSize(written.size());
+      for (int i = 0; i < written.size(); i++) {
+        assertThat(read.get(i).tenant()).isEqualTo("tenant-" + codec);
+        assertThat(read.get(i).request()).as("%s record %d", codec, i).isEqualTo(written.get(i));
+      }
+      try (var admin = broker.admin()) {
+        long size = 0;
+        for (var dir : admin.describeLogDirs(java.util.List.of(1)).allDescriptions().get(30, TimeUnit.SECONDS)
+            .get(1).values()) {
+          var info = dir.replicaInfos().get(tp);
+          if (info != null) {
+            size += info.size();
+          }
+        }
+        logBytes.put(codec, size);
+      }
+    }
+    long plain = logBytes.get("none");
+    assertThat(plain).as("ten ~35 KB records").isGreaterThan(10L * repetitive(0).getSerializedSize());
+    for (String codec : KafkaConfig.COMPRESSIONS) {
+      if (!codec.equals("none")) {
+        assertThat(logBytes.get(codec)).as("%s against none: %s", codec, logBytes).isLessThan(plain / 2);
+      }
+    }
+  }
 }
