@@ -110,8 +110,8 @@ public record IngestStorageConfig(boolean enabled, KafkaConfig kafka, boolean pu
       recordVersion = fs.integer(k + "producer-record-version", 1, "Record format the distributor produces: 1"
           + " (prometheus.WriteRequest) or 2 (remote write 2.0 with a symbols table per record, smaller). Readers"
           + " accept both; upgrade every reader (ingester, block-builder) before a writer produces 2.");
-      compression = fs.string(k + "producer-compression", KafkaConfig.DEFAULT_COMPRESSION, "Codec of the record"
-          + " batches the distributor produces: none, gzip, snappy, lz4 or zstd. Consumers read every codec. lz4"
+      compression = fs.oneOf(k + "producer-compression", KafkaConfig.DEFAULT_COMPRESSION, KafkaConfig.COMPRESSIONS,
+          "Codec of the record batches the distributor produces. Consumers read every codec. lz4"
           + " costs the distributor and the ingester a little CPU and saves the broker most of its own (measured in"
           + " docs/benchmarks.md); Mimir's Kafka client produces snappy.");
       autoCreate = fs.bool(k + "auto-create-topic-enabled", true, "Create the topic at start-up when it is missing.");
@@ -192,10 +192,6 @@ public record IngestStorageConfig(boolean enabled, KafkaConfig kafka, boolean pu
       if (recordVersion.get() != 1 && recordVersion.get() != 2) {
         throw new ConfigException("ingest-storage.kafka.producer-record-version must be 1 or 2, not "
             + recordVersion.get());
-      }
-      if (!KafkaConfig.COMPRESSIONS.contains(compression.get())) {
-        throw new ConfigException("ingest-storage.kafka.producer-compression must be one of "
-            + String.join(", ", KafkaConfig.COMPRESSIONS) + ", not " + compression.get());
       }
       if (autoCreatePartitions.get() < 1) {
         throw new ConfigException("ingest-storage.kafka.auto-create-topic-default-partitions must be at least 1");

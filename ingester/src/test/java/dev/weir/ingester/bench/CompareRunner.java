@@ -51,7 +51,9 @@ import org.xerial.snappy.Snappy;
  * Prints every measurement and the ratios; the table in docs/benchmarks.md is copied from it.
  * Options: {@code series=100000 samples=40 connections=4 memorySeries=1000000 kafkaMb=1024
  * only=rw,mem,kafka,e2e systems=weir,weir-fsync-interval,prometheus,victoria concurrency=8
- * fetchConcurrency=4 batchSize=150 skipSequential=1 jfr=true} (a JFR recording per Weir process).
+ * fetchConcurrency=4 batchSize=150 skipSequential=1 jfr=true compression=lz4 weirJvm="..."} (a JFR
+ * recording per Weir process and of the e2e phase's broker; the codec of the Kafka phases' writer; more
+ * JVM options for Weir).
  */
 public final class CompareRunner {
   /** The JVM options bin/weir starts Weir with (bin/jvm.options), so the benchmark measures them. */
@@ -87,6 +89,11 @@ public final class CompareRunner {
       o.addAll(Arrays.asList(opts.get("weirJvm").trim().split("\\s+")));
     }
     return o;
+  }
+
+  /** The codec Weir's writer produces in the Kafka phases ({@code compression=}, default Weir's default). */
+  String compression() {
+    return opts.getOrDefault("compression", KafkaConfig.DEFAULT_COMPRESSION);
   }
 
   /** The systems compared ({@code systems=weir,weir-fsync-interval,prometheus,victoria} by default). */
@@ -497,7 +504,8 @@ public final class CompareRunner {
       String topic = "bench";
       broker.createTopic(topic, 1);
       BenchData data = new BenchData(100_000, 3);
-      KafkaConfig cfg = KafkaConfig.defaults(broker.bootstrap(), topic, "producer");
+      KafkaConfig cfg = KafkaConfig.defaults(broker.bootstrap(), topic, "producer")
+          .withProducerCompression(compression());
       long bytes = 0;
       long samples = 0;
       int records = 0;
@@ -513,8 +521,9 @@ public final class CompareRunner {
           }
         }
       }
-      out(String.format("backlog: %d records, %.0f MB, %d samples (%.0f B/sample)", records, bytes / 1e6, samples,
-          (double) bytes / samples));
+      out(String.format("backlog: %d records, %.0f MB, %d samples (%.0f B/sample), %s batches of %.0f MB on the"
+          + " broker", records, bytes / 1e6, samples, (double) bytes / samples, compression(),
+          broker.partitionBytes(topic, 0) / 1e6));
       out(String.format("%-48s %10s %12s %10s %12s %12s", "consumer", "MB/s", "samples/s", "CPU s", "peak RSS MB",
           "seconds"));
       String tool = broker.run(List.of("org.apache.kafka.tools.ConsumerPerformance", "--bootstrap-server",
@@ -646,7 +655,8 @@ public final class CompareRunner {
       WeirProcess w = WeirProcess.launch(work.resolve("e2e"), jvm(work.resolve("e2e")), "--ingest-storage.enabled=true",
           "--ingest-storage.kafka.address=" + broker.bootstrap(), "--ingest-storage.kafka.topic=e2e",
           "--ingester.id=ingester-0", "--auth.multitenancy-enabled=false",
-          "--ingester.partition-ring.min-partition-owners-duration=0s");
+          "--ingester.partition-ring.min-partition-owners-duration=0s",
+          "--ingest-storage.kafka.producer-compression=" + compression());
       try {
         w.awaitReady(Duration.ofMinutes(2));
         String push = w.httpUrl() + "/api/v1/push";

@@ -27,13 +27,31 @@ public final class AssignedConsumers {
   }
 
   /**
-   * The fetch size for a reader whose pipeline holds at most {@code maxBufferedBytes}: an eighth of
-   * it, between 1 and 8 MiB. A consumer of one partition holds at most about two fetches (one
-   * buffered, one in flight) plus its socket buffer, so its memory is 2 × this + 1 MiB — small
-   * against the pipeline's bound, and counted in the reader's documented bound.
+   * How much larger than a fetch the records it brings may be: a fetch returns batches as stored,
+   * compressed when the writer compressed them, and the poll after it decompresses its records
+   * all at once (lz4 shrank the benchmark's remote write records 7.6 ×). Fetch sizes are divided
+   * by this when Weir's writer compresses ({@code producer-compression} other than none, the same
+   * flag in every component's configuration).
    */
-  static int partitionFetchBytes(long maxBufferedBytes) {
-    return (int) Math.max(MIN_PARTITION_FETCH_BYTES, Math.min(MAX_PARTITION_FETCH_BYTES, maxBufferedBytes / 8));
+  static final int COMPRESSION_ALLOWANCE = 8;
+
+  /** {@link #COMPRESSION_ALLOWANCE} for a deployment whose writer compresses, else 1. */
+  static int compressionAllowance(KafkaConfig config) {
+    return config.producerCompression().equals("none") ? 1 : COMPRESSION_ALLOWANCE;
+  }
+
+  /**
+   * The fetch size for a reader whose pipeline holds at most {@code maxBufferedBytes}: an eighth of
+   * it in records, so that ÷ {@code allowance} in stored batches, between 1 and 8 MiB. A consumer
+   * of one partition holds at most about two fetches (one buffered, one in flight) plus its socket
+   * buffer, and the fetch thread one decompressed poll: small against the pipeline's bound, and
+   * counted in the reader's documented bound. Measured in a 1 GiB catch-up of lz4 batches: 8 MiB
+   * fetches (~61 MB polls) took the reader's peak RSS from 1.13 to 2.2 GB and its speed from 101
+   * to 89 MB/s; of uncompressed ones, 1.6 MiB fetches slowed it from 97 to 90 MB/s (docs/benchmarks.md).
+   */
+  static int partitionFetchBytes(long maxBufferedBytes, int allowance) {
+    return (int) Math.max(MIN_PARTITION_FETCH_BYTES,
+        Math.min(MAX_PARTITION_FETCH_BYTES, maxBufferedBytes / 8 / allowance));
   }
 
   /**

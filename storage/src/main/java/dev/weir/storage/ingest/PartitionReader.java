@@ -223,7 +223,8 @@ public final class PartitionReader {
   private void runSession() throws InterruptedException {
     KafkaConsumer<byte[], byte[]> c = AssignedConsumers.create(config.clientProperties(),
         config.clientId() + "-reader-" + partition, config.consumerGroup(), config.dialTimeout(),
-        AssignedConsumers.partitionFetchBytes(config.maxBufferedBytes()));
+        AssignedConsumers.partitionFetchBytes(config.maxBufferedBytes(),
+            AssignedConsumers.compressionAllowance(config)));
     consumer = c;
     ReaderPipeline p = null;
     try {

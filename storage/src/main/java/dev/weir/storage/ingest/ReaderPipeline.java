@@ -154,34 +154,6 @@ final class ReaderPipeline implements AutoCloseable {
   }
 
   /**
-   * Waits until {@code bytes} more records fit under the byte bound (or the pipeline is empty):
-   * the fetch thread polls only when a poll's records fit, so the records it holds outside the
-   * pipeline while waiting stay few. A poll of compressed batches decompresses them all at once,
-   * up to several times the fetch size.
-   *
-   * @return false when there is no room after {@code waitMillis} (call again); true also when the
-   *     pipeline is closed or failed (the caller checks)
-   */
-  boolean awaitRoom(long bytes, long waitMillis) throws InterruptedException {
-    synchronized (bytesLock) {
-      long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMillis);
-      while (!closed && failure == null && bufferedBytes > 0 && bufferedBytes + bytes > maxBufferedBytes) {
-        long left = deadline - System.nanoTime();
-        if (left <= 0) {
-          return false;
-        }
-        TimeUnit.NANOSECONDS.timedWait(bytesLock, left);
-      }
-      return true;
-    }
-  }
-
-  /** The byte bound now. */
-  long maxBufferedBytes() {
-    return maxBufferedBytes;
-  }
-
-  /**
    * Hands a record over; called by the fetch thread in offset order.
    *
    * @return false when the pipeline is full for longer than {@code waitMillis} (call again)

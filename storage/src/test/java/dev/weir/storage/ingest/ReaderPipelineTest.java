@@ -393,21 +393,4 @@ class ReaderPipelineTest {
     assertThat(p.submit(record(0, 1), big, 0)).as("else it could never go through").isTrue();
     await().until(big::isDone);
   }
-
-  @Test
-  void awaitRoomWaitsUntilAPollsWorthFitsAndNeverForAnEmptyPipeline() throws Exception {
-    pusher.behaviour = (t, r) -> awaitRelease();
-    ReaderPipeline p = pipeline(1, 5_000, null);
-    assertThat(p.awaitRoom(1_000_000, 0)).as("an empty pipeline always has room").isTrue();
-    CommitTracker.Entry e = new CommitTracker.Entry(0, 0, 3_000);
-    assertThat(p.submit(record(0, 1), e, 0)).isTrue();
-    assertThat(p.awaitRoom(2_000, 0)).as("3,000 + 2,000 fit the 5,000 bound").isTrue();
-    assertThat(p.awaitRoom(2_001, 0)).as("one byte more does not").isFalse();
-    Future<Boolean> waiting = executor.submit(() -> p.awaitRoom(4_000, TimeUnit.MINUTES.toMillis(5)));
-    Thread.sleep(200);
-    assertThat(waiting).as("still waiting while the record is in the pipeline").isNotDone();
-    release.countDown();
-    assertThat(waiting.get(30, TimeUnit.SECONDS)).as("woken when the record is done").isTrue();
-    assertThat(e.isDone()).isTrue();
-  }
 }

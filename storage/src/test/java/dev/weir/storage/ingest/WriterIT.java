@@ -124,17 +124,7 @@ class WriterIT {
         assertThat(read.get(i).tenant()).isEqualTo("tenant-" + codec);
         assertThat(read.get(i).request()).as("%s record %d", codec, i).isEqualTo(written.get(i));
       }
-      try (var admin = broker.admin()) {
-        long size = 0;
-        for (var dir : admin.describeLogDirs(java.util.List.of(1)).allDescriptions().get(30, TimeUnit.SECONDS)
-            .get(1).values()) {
-          var info = dir.replicaInfos().get(tp);
-          if (info != null) {
-            size += info.size();
-          }
-        }
-        logBytes.put(codec, size);
-      }
+      logBytes.put(codec, broker.partitionBytes(topic, 0));
     }
     long plain = logBytes.get("none");
     assertThat(plain).as("ten ~35 KB records").isGreaterThan(10L * repetitive(0).getSerializedSize());

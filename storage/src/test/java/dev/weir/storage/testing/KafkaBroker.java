@@ -235,6 +235,21 @@ public final class KafkaBroker implements AutoCloseable {
     return Admin.create(p);
   }
 
+  /** Bytes of a partition's log on this broker (record batches as stored: compressed if produced so). */
+  public long partitionBytes(String topic, int partition) throws Exception {
+    org.apache.kafka.common.TopicPartition tp = new org.apache.kafka.common.TopicPartition(topic, partition);
+    try (Admin admin = admin()) {
+      long size = 0;
+      for (var dir : admin.describeLogDirs(List.of(1)).allDescriptions().get(30, TimeUnit.SECONDS).get(1).values()) {
+        var info = dir.replicaInfos().get(tp);
+        if (info != null) {
+          size += info.size();
+        }
+      }
+      return size;
+    }
+  }
+
   public void createTopic(String topic, int partitions) throws Exception {
     try (Admin admin = admin()) {
       admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all().get(30, TimeUnit.SECONDS);
