@@ -5,6 +5,7 @@ import dev.weir.storage.blockbuilder.BlockBuilderSink;
 import dev.weir.ingester.config.BucketConfig;
 import dev.weir.storage.bucket.Bucket;
 import dev.weir.storage.ingest.KafkaConfig;
+import dev.weir.storage.ingest.AssignedConsumers;
 import dev.weir.storage.ingest.batch.BatchConfig;
 import dev.weir.storage.ingest.batch.BatchMetrics;
 import dev.weir.storage.ingest.batch.BatchingConsumer;
@@ -65,7 +66,7 @@ public final class BlockBuilderService implements Service {
         partitions, config.consumeInterval(), config.consumeIntervalBuffer(), config.maxRecordsPerCycle(),
         config.maxBytesPerCycle(), config.cycleTimeout(), config.lookbackOnNoCommit(), Duration.ofSeconds(1),
         Duration.ofMillis(500), Duration.ofSeconds(30), kafka.deadLetterTopic(), kafka.maxRecordSizeBytes(),
-        kafka.security());
+        kafka.security(), AssignedConsumers.fetchBytesFor(kafka.producerCompression()));
     BatchingConsumer c = new BatchingConsumer(bc, sink, new BatchMetrics(registry, "block.builder"),
         System::currentTimeMillis, progress);
     log.info("msg=\"block-builder starting\" partitions={} bucket={} group={}", partitions, bucket.describe(),

@@ -37,7 +37,20 @@ public final class AssignedConsumers {
 
   /** {@link #COMPRESSION_ALLOWANCE} for a deployment whose writer compresses, else 1. */
   static int compressionAllowance(KafkaConfig config) {
-    return config.producerCompression().equals("none") ? 1 : COMPRESSION_ALLOWANCE;
+    return compressionAllowance(config.producerCompression());
+  }
+
+  private static int compressionAllowance(String producerCompression) {
+    return producerCompression.equals("none") ? 1 : COMPRESSION_ALLOWANCE;
+  }
+
+  /**
+   * Kafka's default fetch size per partition (8 MiB) in records: ÷ {@link #COMPRESSION_ALLOWANCE}
+   * in batches when the writer's codec ({@code producerCompression}) compresses. For consumers
+   * without a pipeline bound of their own (the block-builder's).
+   */
+  public static int fetchBytesFor(String producerCompression) {
+    return MAX_PARTITION_FETCH_BYTES / compressionAllowance(producerCompression);
   }
 
   /**

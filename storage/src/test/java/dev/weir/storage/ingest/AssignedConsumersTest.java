@@ -12,6 +12,8 @@ class AssignedConsumersTest {
     assertThat(AssignedConsumers.compressionAllowance(c)).as("lz4 by default").isEqualTo(8);
     assertThat(AssignedConsumers.compressionAllowance(c.withProducerCompression("zstd"))).isEqualTo(8);
     assertThat(AssignedConsumers.compressionAllowance(c.withProducerCompression("none"))).isEqualTo(1);
+    assertThat(AssignedConsumers.fetchBytesFor("none")).as("the block-builder's, uncompressed").isEqualTo(8 << 20);
+    assertThat(AssignedConsumers.fetchBytesFor("lz4")).isEqualTo(1 << 20);
   }
 
   @Test

@@ -1,5 +1,7 @@
 package dev.weir.storage.ingest.batch;
 
+import dev.weir.storage.ingest.AssignedConsumers;
+import dev.weir.storage.ingest.KafkaConfig;
 import dev.weir.storage.ingest.KafkaSecurity;
 import java.time.Duration;
 import java.util.List;
@@ -25,12 +27,15 @@ import java.util.List;
  * @param deadLetterTopic receives undecodable records; empty counts and skips them
  * @param maxRecordSizeBytes largest record (for the dead-letter producer)
  * @param security SASL and TLS of the clients
+ * @param partitionFetchBytes the most one fetch asks of a partition, in batches as stored
+ *     ({@link AssignedConsumers#fetchBytesFor}: smaller when the writer compresses, since a poll
+ *     decompresses its records)
  */
 public record BatchConfig(String address, String topic, String clientId, String consumerGroup,
     List<Integer> partitions, Duration consumeInterval, Duration consumeIntervalBuffer, long maxRecordsPerCycle,
     long maxBytesPerCycle, Duration cycleTimeout, Duration lookbackOnNoCommit, Duration idlePollInterval,
     Duration retryBackoffMin, Duration retryBackoffMax, String deadLetterTopic, int maxRecordSizeBytes,
-    KafkaSecurity security) {
+    KafkaSecurity security, int partitionFetchBytes) {
 
   /**
    * Record bytes a cycle may hold: the cycle's samples in memory are about as large as the records
@@ -58,7 +63,8 @@ public record BatchConfig(String address, String topic, String clientId, String 
   public static BatchConfig defaults(String address, String topic, String group, List<Integer> partitions) {
     return new BatchConfig(address, topic, "weir", group, partitions, Duration.ofHours(1), Duration.ofMinutes(15),
         DEFAULT_MAX_RECORDS_PER_CYCLE, DEFAULT_MAX_BYTES_PER_CYCLE, Duration.ofMinutes(10), Duration.ofHours(12), Duration.ofSeconds(1), Duration.ofMillis(100),
-        Duration.ofSeconds(10), "", 15_983_616, KafkaSecurity.NONE);
+        Duration.ofSeconds(10), "", 15_983_616, KafkaSecurity.NONE,
+        AssignedConsumers.fetchBytesFor(KafkaConfig.DEFAULT_COMPRESSION));
   }
 
   /** Bootstrap servers and security for a client configuration. */
@@ -72,24 +78,28 @@ public record BatchConfig(String address, String topic, String clientId, String 
   public BatchConfig withInterval(Duration interval, Duration buffer) {
     return new BatchConfig(address, topic, clientId, consumerGroup, partitions, interval, buffer, maxRecordsPerCycle,
         maxBytesPerCycle, cycleTimeout, lookbackOnNoCommit, idlePollInterval, retryBackoffMin, retryBackoffMax,
-        deadLetterTopic, maxRecordSizeBytes, security);
+        deadLetterTopic, maxRecordSizeBytes, security,
+        partitionFetchBytes);
   }
 
   public BatchConfig withLimits(long maxRecords, long maxBytes, Duration timeout) {
     return new BatchConfig(address, topic, clientId, consumerGroup, partitions, consumeInterval,
         consumeIntervalBuffer, maxRecords, maxBytes, timeout, lookbackOnNoCommit, idlePollInterval, retryBackoffMin,
-        retryBackoffMax, deadLetterTopic, maxRecordSizeBytes, security);
+        retryBackoffMax, deadLetterTopic, maxRecordSizeBytes, security,
+        partitionFetchBytes);
   }
 
   public BatchConfig withLookback(Duration lookback) {
     return new BatchConfig(address, topic, clientId, consumerGroup, partitions, consumeInterval,
         consumeIntervalBuffer, maxRecordsPerCycle, maxBytesPerCycle, cycleTimeout, lookback, idlePollInterval,
-        retryBackoffMin, retryBackoffMax, deadLetterTopic, maxRecordSizeBytes, security);
+        retryBackoffMin, retryBackoffMax, deadLetterTopic, maxRecordSizeBytes, security,
+        partitionFetchBytes);
   }
 
   public BatchConfig withDeadLetterTopic(String topic) {
     return new BatchConfig(address, this.topic, clientId, consumerGroup, partitions, consumeInterval,
         consumeIntervalBuffer, maxRecordsPerCycle, maxBytesPerCycle, cycleTimeout, lookbackOnNoCommit,
-        idlePollInterval, retryBackoffMin, retryBackoffMax, topic, maxRecordSizeBytes, security);
+        idlePollInterval, retryBackoffMin, retryBackoffMax, topic, maxRecordSizeBytes, security,
+        partitionFetchBytes);
   }
 }

@@ -179,7 +179,7 @@ public final class BatchingConsumer implements AutoCloseable {
     // A missing topic must stay missing (and be reported), not be created empty by a metadata request.
     props.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
     try (KafkaConsumer<byte[], byte[]> c = AssignedConsumers.create(props, config.clientId()
-            + "-batch-consumer", config.consumerGroup(), Duration.ofSeconds(10));
+            + "-batch-consumer", config.consumerGroup(), Duration.ofSeconds(10), config.partitionFetchBytes());
         DeadLetterProducer dl = config.deadLetterTopic().isEmpty() ? null : new DeadLetterProducer(config.clientProperties(),
             config.deadLetterTopic(), config.maxRecordSizeBytes(), Duration.ofSeconds(10))) {
       deadLetter = dl;
