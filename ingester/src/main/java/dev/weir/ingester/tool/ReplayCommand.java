@@ -30,6 +30,9 @@ final class ReplayCommand extends ToolCommand {
       + " same number as --partition.");
   private final Flag<Boolean> keepTimestamps = flags.bool("keep-timestamps", true, "Keep each record's timestamp;"
       + " false lets the producer stamp the time of the copy.");
+  private final Flag<String> compression = flags.oneOf("compression", KafkaConfig.DEFAULT_COMPRESSION,
+      KafkaConfig.COMPRESSIONS, "Codec of the record batches written (as the distributor's"
+      + " -ingest-storage.kafka.producer-compression).");
 
   @Override
   String name() {
@@ -96,7 +99,7 @@ final class ReplayCommand extends ToolCommand {
     p.put(ProducerConfig.ACKS_CONFIG, "all");
     p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
     p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
-    p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, KafkaConfig.DEFAULT_COMPRESSION);
+    p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, compression.get());
     p.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, MAX_REQUEST_BYTES);
     int ms = (int) kafka.timeout().toMillis();
     p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, ms);

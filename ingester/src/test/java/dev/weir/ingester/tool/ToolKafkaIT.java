@@ -331,5 +331,14 @@ class ToolKafkaIT {
     assertThat(same.code()).isEqualTo(2);
     assertThat(same.err()).contains("refusing to write into the partition it reads");
     assertThat(records(topic, 0)).hasSize(10);
+    // Another codec than the default lz4: the same records come back.
+    ToolRun zstd = tool("replay", "--from-topic", topic, "--partition", "0", "--from-offset", "3", "--to-offset",
+        "8", "--to-topic", dst, "--to-partition", "0", "--compression", "zstd");
+    assertThat(zstd.code()).as(zstd.toString()).isZero();
+    List<ConsumerRecord<byte[], byte[]>> viaZstd = records(dst, 0);
+    assertThat(viaZstd).hasSize(5);
+    for (int i = 0; i < 5; i++) {
+      assertThat(viaZstd.get(i).value()).isEqualTo(src.get(3 + i).value());
+    }
   }
 }
