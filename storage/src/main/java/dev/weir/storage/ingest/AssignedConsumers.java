@@ -68,6 +68,16 @@ public final class AssignedConsumers {
   }
 
   /**
+   * A concurrent fetcher's fetch size for a window of {@code windowFetchBytes} of records: ÷
+   * {@code allowance} in stored batches, at least 64 KiB. A fetch of a window's size of lz4 batches
+   * held ~8 windows of records, all but one dropped at the window's cut and fetched again
+   * (measured: 70 CPU-s instead of 18 and 11 GB of RSS for a 1 GiB backlog).
+   */
+  static int fetcherFetchBytes(int windowFetchBytes, int allowance) {
+    return Math.max(64 << 10, windowFetchBytes / allowance);
+  }
+
+  /**
    * @param partitionFetchBytes the most one fetch returns for the partition (a single batch
    *     larger than this still comes whole, as Kafka must make progress)
    */

@@ -138,13 +138,11 @@ final class ReaderSession {
     long budget = config.maxBufferedBytes() / 2;
     pipeline.limitBufferedBytes(budget);
     int[] n = {0};
-    // A fetcher's fetch is a window's bytes; of compressed batches it held ~8 windows of records,
-    // all but one dropped at the window's cut and fetched again (measured: 70 CPU-s instead of 18
-    // and 11 GB of RSS for a 1 GiB lz4 backlog), hence ÷ the compression allowance.
     int allowance = AssignedConsumers.compressionAllowance(config);
     try (ConcurrentFetcher f = new ConcurrentFetcher(parts.tp(), from, to, config.fetchConcurrency(), budget,
         fetchBytes -> AssignedConsumers.create(config.clientProperties(), config.clientId() + "-fetcher-" + partition
-            + "-" + n[0]++, config.consumerGroup(), config.dialTimeout(), Math.max(64 << 10, fetchBytes / allowance)),
+            + "-" + n[0]++, config.consumerGroup(), config.dialTimeout(),
+            AssignedConsumers.fetcherFetchBytes(fetchBytes, allowance)),
         metrics)) {
       fetcher = f;
       while (!stopping.getAsBoolean() && !f.finished()) {

@@ -23,4 +23,11 @@ class AssignedConsumersTest {
     assertThat(AssignedConsumers.partitionFetchBytes(16L << 20, 1)).isEqualTo(2 << 20);
     assertThat(AssignedConsumers.partitionFetchBytes(16L << 20, 8)).as("at least 1 MiB").isEqualTo(1 << 20);
   }
+
+  @Test
+  void aFetchersFetchIsItsWindowDividedByTheAllowanceAtLeast64KiB() {
+    assertThat(AssignedConsumers.fetcherFetchBytes(6 << 20, 8)).isEqualTo((6 << 20) / 8);
+    assertThat(AssignedConsumers.fetcherFetchBytes(6 << 20, 1)).isEqualTo(6 << 20);
+    assertThat(AssignedConsumers.fetcherFetchBytes(256 << 10, 8)).isEqualTo(64 << 10);
+  }
 }
