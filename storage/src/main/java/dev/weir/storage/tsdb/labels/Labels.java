@@ -31,8 +31,13 @@ public final class Labels implements Comparable<Labels> {
   }
 
   private Labels(String[] pairs, byte @Nullable [] wire) {
+    this(pairs, Arrays.hashCode(pairs), wire);
+  }
+
+  /** With {@code hash} already known: {@code Arrays.hashCode(pairs)}. */
+  private Labels(String[] pairs, int hash, byte @Nullable [] wire) {
     this.pairs = pairs;
-    this.hash = Arrays.hashCode(pairs);
+    this.hash = hash;
     this.wire = wire;
   }
 
@@ -44,37 +49,75 @@ public final class Labels implements Comparable<Labels> {
    * ({@link #wireEncoding()}); about as many bytes again as the label text.
    */
   public static Labels withWireEncoding(Labels l) {
-    byte[][] enc = new byte[l.pairs.length][];
+    String[] pairs = l.pairs;
+    // Byte length of each string; a string with a character past ASCII is encoded apart.
+    int[] lens = new int[pairs.length];
+    byte @Nullable [][] utf8 = null;
     int total = 0;
-    for (int i = 0; i < l.pairs.length; i += 2) {
-      enc[i] = l.pairs[i].getBytes(java.nio.charset.StandardCharsets.UTF_8);
-      enc[i + 1] = l.pairs[i + 1].getBytes(java.nio.charset.StandardCharsets.UTF_8);
-      int inner = field(enc[i]) + field(enc[i + 1]);
-      total += 1 + varintSize(inner) + inner;
+    for (int i = 0; i < pairs.length; i++) {
+      String s = pairs[i];
+      if (isAscii(s)) {
+        lens[i] = s.length();
+      } else {
+        if (utf8 == null) {
+          utf8 = new byte[pairs.length][];
+        }
+        byte[] b = s.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        utf8[i] = b;
+        lens[i] = b.length;
+      }
+      if ((i & 1) == 1) {
+        int inner = field(lens[i - 1]) + field(lens[i]);
+        total += 1 + varintSize(inner) + inner;
+      }
     }
     byte[] out = new byte[total];
     int p = 0;
-    for (int i = 0; i < enc.length; i += 2) {
+    for (int i = 0; i < pairs.length; i += 2) {
       out[p++] = 0x0a;
-      p = varint(out, p, field(enc[i]) + field(enc[i + 1]));
-      p = put(out, p, 0x0a, enc[i]);
-      p = put(out, p, 0x12, enc[i + 1]);
+      p = varint(out, p, field(lens[i]) + field(lens[i + 1]));
+      p = put(out, p, 0x0a, pairs[i], lens[i], utf8 == null ? null : utf8[i]);
+      p = put(out, p, 0x12, pairs[i + 1], lens[i + 1], utf8 == null ? null : utf8[i + 1]);
     }
-    return new Labels(l.pairs, out);
+    return new Labels(pairs, l.hash, out);
   }
 
-  private static int put(byte[] out, int p, int tag, byte[] b) {
-    if (b.length == 0) {
+  private static boolean isAscii(String s) {
+    for (int i = 0; i < s.length(); i++) {
+      if (s.charAt(i) >= 0x80) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Writes a string field: its tag, length and bytes ({@code utf8}, or the ASCII characters). */
+  private static int put(byte[] out, int p, int tag, String s, int len, byte @Nullable [] utf8) {
+    if (len == 0) {
       return p;
     }
     out[p++] = (byte) tag;
-    p = varint(out, p, b.length);
-    System.arraycopy(b, 0, out, p, b.length);
-    return p + b.length;
+    p = varint(out, p, len);
+    if (utf8 != null) {
+      System.arraycopy(utf8, 0, out, p, len);
+    } else {
+      asciiBytes(s, out, p);
+    }
+    return p + len;
   }
 
-  private static int field(byte[] b) {
-    return b.length == 0 ? 0 : 1 + varintSize(b.length) + b.length;
+  /**
+   * Copies an ASCII string's characters into {@code out} at {@code p}: String's low-byte copy,
+   * exact for ASCII and an array copy for a Latin-1 string, without the array of its own that
+   * {@code getBytes(UTF_8)} returns.
+   */
+  @SuppressWarnings("deprecation")
+  private static void asciiBytes(String s, byte[] out, int p) {
+    s.getBytes(0, s.length(), out, p);
+  }
+
+  private static int field(int len) {
+    return len == 0 ? 0 : 1 + varintSize(len) + len;
   }
 
   private static int varintSize(int v) {
