@@ -270,6 +270,49 @@ class RemoteApiIT {
   }
 
   @Test
+  void bodiesOfChangingSizesAreEachReadWholeAndOnlyThemselves() throws Exception {
+    // Handler threads decompress into buffers they keep for their next request: a small body after
+    // a larger one must not read the larger one's tail (its series, or its metadata parsed past the
+    // end), and a body over the kept size (1 MiB decompressed) still arrives whole.
+    long t0 = System.currentTimeMillis() - 600_000;
+    java.util.Random rnd = new java.util.Random(3);
+    List<TimeSeries> sent = new ArrayList<>();
+    int id = 0;
+    int overKept = 0;
+    for (int round = 0; round < 48; round++) {
+      boolean large = round % 8 == 7;
+      int n = large ? MAX_SERIES_PER_REQUEST : 1 + rnd.nextInt(rnd.nextBoolean() ? 4 : 300);
+      WriteRequest.Builder req = WriteRequest.newBuilder();
+      for (int i = 0; i < n; i++) {
+        TimeSeries ts = series("reused_buffers", id++, t0 + round * 1_000L, large ? 60 : 1 + rnd.nextInt(3), 1);
+        req.addTimeseries(ts);
+        sent.add(ts);
+      }
+      if (!large && rnd.nextBoolean()) {
+        req.addMetadata(MetricMetadata.newBuilder().setType(MetricMetadata.MetricType.GAUGE)
+            .setMetricFamilyName("reused_buffers").setHelp("round " + round));
+      }
+      byte[] raw = req.build().toByteArray();
+      if (raw.length > 1 << 20) {
+        overKept++;
+      }
+      Resp r = write("reuse", req.build());
+      assertThat(r.status()).as("round %d (%d series, %d bytes): %s", round, n, raw.length, r.text()).isEqualTo(200);
+    }
+    assertThat(overKept).as("bodies past the kept buffer size").isEqualTo(6);
+    Map<String, List<long[]>> expected = samplesByKey(sent, Long.MIN_VALUE, Long.MAX_VALUE);
+    Map<String, ExportClient.Series> exported = new ExportClient(weir.httpUrl()).export("reuse",
+        "{__name__=\"reused_buffers\"}");
+    assertThat(exported.keySet()).isEqualTo(expected.keySet());
+    for (Map.Entry<String, List<long[]>> e : expected.entrySet()) {
+      ExportClient.Series s = exported.get(e.getKey());
+      assertThat(s.timestamps()).as(e.getKey()).isEqualTo(e.getValue().stream().map(a -> a[0]).toList());
+      assertThat(s.values()).as(e.getKey())
+          .isEqualTo(e.getValue().stream().map(a -> Double.longBitsToDouble(a[1])).toList());
+    }
+  }
+
+  @Test
   void remoteReadAnswersSamplesAndStreamedChunksAlike() throws Exception {
     long t0 = System.currentTimeMillis() - 3_600_000;
     List<TimeSeries> written = new ArrayList<>();

@@ -88,7 +88,7 @@ public final class RemoteWriteApi {
       serveV2(ex, tenant);
       return;
     }
-    WireBatch request = decode(ex.bodyBytes());
+    WireBatch request = decode(ex);
     limits.checkWriteRequest(request.size(), request.samples());
     Map<Integer, Long> produced = ProducedOffsets.capture(() -> push.push(tenant, request));
     ex.respond(200, "text/plain", new byte[0], producedHeader(produced));
@@ -125,13 +125,18 @@ public final class RemoteWriteApi {
     return PROTO_V1;
   }
 
-  /** Snappy block format, then protobuf; sizes checked before allocating. */
-  WireBatch decode(byte[] body) {
-    byte[] raw = SnappyBodies.uncompress(body, limits.maxDecompressedBytes(), "--distributor.max-recv-msg-size");
+  /**
+   * Snappy block format, then protobuf; sizes checked before allocating. The batch reads from a
+   * buffer the handler thread reuses for its next request: the push copies what it keeps (the
+   * head its samples and new series' labels, the Kafka writer its records) before it returns.
+   */
+  WireBatch decode(HttpExchange ex) {
+    SnappyBodies.Reused raw = SnappyBodies.uncompressReused(ex, limits.maxDecompressedBytes(),
+        "--distributor.max-recv-msg-size");
     try {
       // Labels and samples are checked as the ingester reads them (a broken series refuses
       // the whole request before anything is stored), so the bytes are walked once.
-      return WireBatch.scan(raw);
+      return WireBatch.scan(raw.array(), raw.length());
     } catch (WireFormatException e) {
       throw new ClientErrorException("bad_data", "the body is not a remote write request (prometheus.WriteRequest): "
           + e.getMessage());

@@ -177,6 +177,10 @@ public final class Ingester implements Service, PushHandler {
     PushErrors errors = sc.errors();
     long maxTime = sc.maxTime();
     WireSeries ws = CURSOR.get();
+    // One pair of accessors for the whole batch (the cursor is the same object for every series).
+    IntToLongFunction timestamps = ws::timestamp;
+    IntToDoubleFunction values = ws::value;
+    app.reserve((int) Math.min(Integer.MAX_VALUE - 8, batch.samples()));
     for (int k = 0; k < batch.size(); k++) {
       try {
         batch.read(k, ws);
@@ -212,7 +216,7 @@ public final class Ingester implements Service, PushHandler {
           continue;
         }
       }
-      MemSeries created = appendSeries(app, series, labels, ws.samples(), ws::timestamp, ws::value, maxTime, errors);
+      MemSeries created = appendSeries(app, series, labels, ws.samples(), timestamps, values, maxTime, errors);
       if (ws.histograms() > 0) {
         appendHistograms(app, created, labels, new WireHistograms(ws), l, maxTime, errors);
       }

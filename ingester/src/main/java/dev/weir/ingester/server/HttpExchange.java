@@ -111,6 +111,17 @@ public final class HttpExchange {
     return ByteBufUtil.getBytes(request.content());
   }
 
+  /** The body's length in bytes. */
+  public int bodyLength() {
+    return request.content().readableBytes();
+  }
+
+  /** Copies the body into {@code dst} from index 0 ({@code dst} holds at least {@link #bodyLength()} bytes). */
+  public void copyBody(byte[] dst) {
+    io.netty.buffer.ByteBuf b = request.content();
+    b.getBytes(b.readerIndex(), dst, 0, b.readableBytes());
+  }
+
   /** The status sent, or 0 when nothing was sent yet. */
   public int status() {
     return status;

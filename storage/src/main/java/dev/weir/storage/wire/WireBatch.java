@@ -73,14 +73,23 @@ public final class WireBatch {
    * @throws WireFormatException when the request's or a series' top-level structure is broken
    */
   public static WireBatch scan(byte[] buf) {
-    return readRequest(buf, null);
+    return readRequest(buf, buf.length, null);
+  }
+
+  /** {@link #scan} of the request in {@code buf[0, length)}. */
+  public static WireBatch scan(byte[] buf, int length) {
+    return readRequest(buf, length, null);
   }
 
   /** {@link #parse} with a cursor, {@link #scan} without. */
   private static WireBatch readRequest(byte[] buf, @Nullable WireSeries cursor) {
-    WireBatch b = new WireBatch(Math.min(4096, 16 + buf.length / 128));
+    return readRequest(buf, buf.length, cursor);
+  }
+
+  private static WireBatch readRequest(byte[] buf, int length, @Nullable WireSeries cursor) {
+    WireBatch b = new WireBatch(Math.min(4096, 16 + length / 128));
     b.hashed = cursor != null;
-    ProtoReader r = new ProtoReader().reset(buf, 0, buf.length);
+    ProtoReader r = new ProtoReader().reset(buf, 0, length);
     ProtoReader series = new ProtoReader();
     boolean hasMetadata = false;
     while (r.more()) {
@@ -105,7 +114,8 @@ public final class WireBatch {
     }
     if (hasMetadata) {
       try {
-        b.metadata = WriteRequest.parseFrom(buf).getMetadataList();
+        b.metadata = WriteRequest.parseFrom(java.nio.ByteBuffer.wrap(buf, 0, length))
+            .getMetadataList();
       } catch (InvalidProtocolBufferException e) {
         throw new WireFormatException("invalid metadata: " + e.getMessage());
       }

@@ -50,6 +50,21 @@ public final class Appender {
     return head.getByKey(key);
   }
 
+  /**
+   * Makes room for {@code n} samples in all, so that a caller that knows its batch's size adds
+   * them without the arrays growing (and being copied) on the way.
+   */
+  public void reserve(int n) {
+    if (n > series.length) {
+      series = Arrays.copyOf(series, n);
+      timestamps = Arrays.copyOf(timestamps, n);
+      values = Arrays.copyOf(values, n);
+      if (histograms != null) {
+        histograms = Arrays.copyOf(histograms, n);
+      }
+    }
+  }
+
   public void add(MemSeries s, long t, double v) {
     if (size == series.length) {
       int n = size * 2;
