@@ -134,9 +134,10 @@ public final class RemoteWriteApi {
     SnappyBodies.Reused raw = SnappyBodies.uncompressReused(ex, limits.maxDecompressedBytes(),
         "--distributor.max-recv-msg-size");
     try {
-      // Labels and samples are checked as the ingester reads them (a broken series refuses
-      // the whole request before anything is stored), so the bytes are walked once.
-      return WireBatch.scan(raw.array(), raw.length());
+      // Each series' labels are checked and hashed here, once (the push reads what this saved);
+      // a broken series refuses the whole request before anything is stored. With the hashes
+      // known up front, the push can warm its series lookups a block ahead.
+      return WireBatch.parse(raw.array(), raw.length(), CURSOR.get());
     } catch (WireFormatException e) {
       throw new ClientErrorException("bad_data", "the body is not a remote write request (prometheus.WriteRequest): "
           + e.getMessage());

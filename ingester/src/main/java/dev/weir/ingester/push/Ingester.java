@@ -26,6 +26,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.function.IntToDoubleFunction;
 import java.util.function.IntToLongFunction;
+import java.util.function.IntUnaryOperator;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -181,7 +182,13 @@ public final class Ingester implements Service, PushHandler {
     IntToLongFunction timestamps = ws::timestamp;
     IntToDoubleFunction values = ws::value;
     app.reserve((int) Math.min(Integer.MAX_VALUE - 8, batch.samples()));
+    IntUnaryOperator hashes = batch.hashed() ? batch::hash : null;
     for (int k = 0; k < batch.size(); k++) {
+      if (hashes != null && k % WARM_AHEAD == 0) {
+        // Series lookups wait on memory (the head's table, series and labels are scattered):
+        // touching the next block's first makes their misses overlap.
+        app.warmLookups(hashes, k, Math.min(batch.size(), k + WARM_AHEAD));
+      }
       try {
         batch.read(k, ws);
       } catch (WireFormatException e) {
@@ -411,6 +418,8 @@ public final class Ingester implements Service, PushHandler {
   }
 
   private static final ThreadLocal<WireSeries> CURSOR = ThreadLocal.withInitial(WireSeries::new);
+  /** Series per block whose lookups are warmed together (see {@link Appender#warmLookups}). */
+  static final int WARM_AHEAD = 64;
 
   /**
    * Counts and reports what a commit refused. {@code reRead}: the batch came from a Kafka record

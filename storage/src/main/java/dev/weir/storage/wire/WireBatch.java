@@ -64,6 +64,11 @@ public final class WireBatch {
     return readRequest(buf, cursor);
   }
 
+  /** {@link #parse} of the request in {@code buf[0, length)}. */
+  public static WireBatch parse(byte[] buf, int length, WireSeries cursor) {
+    return readRequest(buf, length, cursor);
+  }
+
   /**
    * Reads a {@code prometheus.WriteRequest} lightly: the series' positions and sample counts, and
    * the metadata; labels and samples are checked only when the series are read, so a consumer
@@ -320,6 +325,11 @@ public final class WireBatch {
   }
 
   /** The hash of series {@code i}'s labels, equal to {@code Labels.hashCode()} of its sorted labels. */
+  /** Whether the series were hashed when read ({@link #parse}, not {@link #scan}): {@link #hash} answers. */
+  public boolean hashed() {
+    return hashed;
+  }
+
   public int hash(int i) {
     if (!hashed) {
       throw new IllegalStateException("a scanned batch has no series hashes: use parse()");

@@ -113,6 +113,24 @@ public class DecodeBenchmark {
     return found;
   }
 
+  /** {@link #wireDecodeAndLookup} with each block of 64 lookups warmed first ({@link Appender#warmLookups}). */
+  @Benchmark
+  @OperationsPerInvocation(BATCH)
+  public int wireDecodeAndLookupWarmed() {
+    WireBatch b = WireBatch.parse(nextRequest(), cursor);
+    java.util.function.IntUnaryOperator hashes = b::hash;
+    int found = 0;
+    for (int i = 0; i < b.size(); i++) {
+      if (i % 64 == 0) {
+        found += head.warmLookups(hashes, i, Math.min(b.size(), i + 64)) == 42 ? 1 : 0;
+      }
+      if (head.getByKey(b.read(i, cursor).key()) != null) {
+        found++;
+      }
+    }
+    return found;
+  }
+
   /** The byte-level reader plus the head commit (order checks, XOR chunks; no WAL). */
   @Benchmark
   @OperationsPerInvocation(BATCH)

@@ -91,6 +91,30 @@ class WireBatchTest {
   }
 
   @Test
+  void aRequestAtTheStartOfALargerBufferIsReadUpToItsLengthOnly() {
+    Random rnd = new Random(5);
+    WireSeries cursor = new WireSeries();
+    for (int round = 0; round < 200; round++) {
+      WriteRequest req = randomRequest(rnd);
+      byte[] bytes = req.toByteArray();
+      // A reused buffer: the request, then what an earlier, longer one left behind.
+      byte[] buf = Arrays.copyOf(bytes, bytes.length + 1 + rnd.nextInt(300));
+      for (int i = bytes.length; i < buf.length; i++) {
+        buf[i] = (byte) rnd.nextInt(256);
+      }
+      WireBatch parsed = WireBatch.parse(buf, bytes.length, cursor);
+      WireBatch scanned = WireBatch.scan(buf, bytes.length);
+      assertThat(parsed.toWriteRequest()).isEqualTo(req);
+      assertThat(scanned.toWriteRequest()).isEqualTo(req);
+      assertThat(parsed.hashed()).isTrue();
+      assertThat(scanned.hashed()).isFalse();
+      for (int i = 0; i < parsed.size(); i++) {
+        assertThat(parsed.hash(i)).isEqualTo(WireBatch.parse(bytes, cursor).hash(i));
+      }
+    }
+  }
+
+  @Test
   void readsWhatProtobufReadsAndHashesLikeLabels() {
     Random rnd = new Random(42);
     WireSeries cursor = new WireSeries();

@@ -45,6 +45,17 @@ public final class Appender {
     return head.getOrCreate(labels);
   }
 
+  /** What {@link TenantHead#warmLookups} read, kept so that the reads are not optimized away. */
+  private int warmed;
+
+  /**
+   * Brings into the cache what the lookups of the coming series (label hashes
+   * {@code labelsHashOf(from..to-1)}) will read: {@link TenantHead#warmLookups}.
+   */
+  public void warmLookups(java.util.function.IntUnaryOperator labelsHashOf, int from, int to) {
+    warmed += head.warmLookups(labelsHashOf, from, to);
+  }
+
   /** The existing series whose labels equal {@code key} (see {@link TenantHead#getByKey}), or null. */
   public @org.jspecify.annotations.Nullable MemSeries existing(Object key) {
     return head.getByKey(key);

@@ -783,6 +783,15 @@ public final class TenantHead {
     return series.get(key);
   }
 
+  /**
+   * Brings into the cache what {@link #getByKey} will read for the series of these label hashes
+   * (see {@link SeriesMap#warm}); a hint that changes nothing. The result only defeats dead-code
+   * elimination.
+   */
+  public int warmLookups(java.util.function.IntUnaryOperator labelsHashOf, int from, int to) {
+    return series.warm(labelsHashOf, from, to);
+  }
+
   /** All series, for compaction (a snapshot of the set; sample data is read under each series). */
   public List<MemSeries> allSeries() {
     return series.snapshot();
