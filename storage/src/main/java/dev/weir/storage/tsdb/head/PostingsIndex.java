@@ -14,34 +14,38 @@ import java.util.function.IntPredicate;
  * refs. Selection by matchers is {@link dev.weir.storage.tsdb.postings.Selector}'s.
  *
  * <p>A label pair that only one series has (a pod name, an instance address: the
- * high-cardinality labels) holds that ref in a 16-byte immutable {@link One} instead of a growing
- * {@link PostingList} with its array (48 bytes); the second series replaces it with a list. With
- * two such labels per series that is 64 bytes per series less.
+ * high-cardinality labels) maps to that series' {@link MemSeries} itself (its ref is final)
+ * instead of a growing {@link PostingList} with its array (48 bytes); the second series replaces
+ * it with a list. With two such labels per series that is 96 bytes and two objects per series
+ * less than lists, and 32 bytes and two objects less than a holder object of the ref (an
+ * object fewer is less for the collector to copy, too: a WAL replay creates every one of them).
  *
  * <p>Thread-safe: one writer at a time (the caller holds the head's write lock for {@link #add}
- * and {@link #removeIf}), lock-free readers: a {@code One} never changes, and the map publishes its
- * replacement.
+ * and {@link #removeIf}), lock-free readers: a series' ref never changes, and the map publishes
+ * its replacement.
  */
 final class PostingsIndex implements PostingsSource {
-  /** The postings of a label pair only one series has. */
-  private record One(int ref) {}
-
-  /** Per name, per value: a {@link One} or a {@link PostingList}. */
+  /** Per name, per value: the {@link MemSeries} of a pair only it has, or a {@link PostingList}. */
   private final ConcurrentHashMap<String, ConcurrentHashMap<String, Object>> index = new ConcurrentHashMap<>();
   private final PostingList all = new PostingList();
   private final java.util.concurrent.atomic.AtomicInteger lists = new java.util.concurrent.atomic.AtomicInteger();
   private final java.util.concurrent.atomic.AtomicInteger singles = new java.util.concurrent.atomic.AtomicInteger();
 
-  /** Adds a series; refs must be added in increasing order (the caller holds the write lock). */
-  void add(int ref, Labels labels) {
+  /**
+   * Adds a series under its labels; refs must be added in increasing order (the caller holds the
+   * write lock).
+   */
+  void add(MemSeries s) {
+    int ref = s.ref();
+    Labels labels = s.labels();
     for (int i = 0; i < labels.size(); i++) {
       ConcurrentHashMap<String, Object> values = index.computeIfAbsent(labels.name(i), k -> new ConcurrentHashMap<>());
       String value = labels.value(i);
       Object cur = values.get(value);
       if (cur == null) {
-        values.put(value, new One(ref));
+        values.put(value, s);
         singles.incrementAndGet();
-      } else if (cur instanceof One one) {
+      } else if (cur instanceof MemSeries one) {
         PostingList l = new PostingList();
         l.add(one.ref());
         l.add(ref);
@@ -63,7 +67,7 @@ final class PostingsIndex implements PostingsSource {
       ConcurrentHashMap<String, Object> values = byName.getValue();
       values.entrySet().removeIf(e -> {
         Object v = e.getValue();
-        if (v instanceof One one) {
+        if (v instanceof MemSeries one) {
           if (keep.test(one.ref())) {
             return false;
           }
@@ -86,11 +90,11 @@ final class PostingsIndex implements PostingsSource {
 
   /**
    * Estimated heap bytes: per list its object, array header and map node (~88 bytes), plus 4
-   * bytes per entry with growth slack (~1.25); per single-series pair its map node and
-   * {@link One} (~56 bytes, its one entry already counted in {@code entries}).
+   * bytes per entry with growth slack (~1.25); per single-series pair its map node and table
+   * slot (~40 bytes, its one entry already counted in {@code entries}).
    */
   long bytesEstimate(long entries) {
-    return lists.get() * 88L + singles.get() * 52L + entries * 5L;
+    return lists.get() * 88L + singles.get() * 36L + entries * 5L;
   }
 
   @Override
@@ -122,6 +126,6 @@ final class PostingsIndex implements PostingsSource {
     if (v == null) {
       return Sorted.EMPTY;
     }
-    return v instanceof One one ? new int[] {one.ref()} : ((PostingList) v).snapshot();
+    return v instanceof MemSeries one ? new int[] {one.ref()} : ((PostingList) v).snapshot();
   }
 }

@@ -223,14 +223,14 @@ public final class TenantHead {
   }
 
   private MemSeries createLocked(Labels labels, int ref) {
-    Labels interned = Labels.withWireEncoding(options.interner().intern(labels));
+    Labels interned = Labels.withWireEncoding(options.interner().internInPlace(labels));
     MemSeries s = new MemSeries(interned, ref);
     refs.put(ref, s);
     series.put(s);
     if (replayed != null) {
       replayed.add(s);
     } else {
-      postings.add(ref, interned);
+      postings.add(s);
     }
     return s;
   }
@@ -527,7 +527,7 @@ public final class TenantHead {
       created.sort(Comparator.comparingInt(MemSeries::ref));
       for (MemSeries s : created) {
         if (s.hasAnySamples()) {
-          postings.add(s.ref(), s.labels());
+          postings.add(s);
         } else {
           series.remove(s.labels());
           refs.put(s.ref(), null);

@@ -168,6 +168,22 @@ public final class Interner {
     return Labels.ofSortedPairs(dst);
   }
 
+  /**
+   * Interns the strings of {@code labels} in place: each is replaced in the labels' own array by
+   * its shared copy, which is equal, so the labels' equality and hash do not change. Saves the
+   * array and object {@link #intern(Labels)} allocates, where the caller's labels can be kept
+   * (series creation). Pair with {@link #release(Labels)}.
+   *
+   * @return {@code labels}
+   */
+  public Labels internInPlace(Labels labels) {
+    String[] pairs = labels.pairsUnsafe();
+    for (int i = 0; i < pairs.length; i++) {
+      pairs[i] = intern(pairs[i]);
+    }
+    return labels;
+  }
+
   /** Releases every string of labels returned by {@link #intern(Labels)}. */
   public void release(Labels labels) {
     for (String s : labels.pairsUnsafe()) {

@@ -255,7 +255,7 @@ public final class Labels implements Comparable<Labels> {
     return names;
   }
 
-  /** The interleaved array; callers must not modify it. */
+  /** The interleaved array; callers must not modify it (but {@link Interner#internInPlace}, which puts equal strings). */
   public String[] pairsUnsafe() {
     return pairs;
   }

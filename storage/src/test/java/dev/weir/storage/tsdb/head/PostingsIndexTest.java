@@ -7,18 +7,18 @@ import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 class PostingsIndexTest {
-  static Labels series(String pod, String job) {
-    return Labels.of("__name__", "up", "job", job, "pod", pod);
+  static MemSeries series(int ref, String pod, String job) {
+    return new MemSeries(Labels.of("__name__", "up", "job", job, "pod", pod), ref);
   }
 
   @Test
   void aPairOfOneSeriesBecomesAListWhenASecondSeriesHasIt() {
     PostingsIndex index = new PostingsIndex();
-    index.add(1, series("p1", "api"));
+    index.add(series(1, "p1", "api"));
     assertThat(index.get("job", "api")).containsExactly(1);
-    index.add(2, series("p2", "api"));
-    index.add(3, series("p3", "db"));
-    index.add(4, series("p4", "api"));
+    index.add(series(2, "p2", "api"));
+    index.add(series(3, "p3", "db"));
+    index.add(series(4, "p4", "api"));
 
     assertThat(index.get("job", "api")).containsExactly(1, 2, 4);
     assertThat(index.get("job", "db")).containsExactly(3);
@@ -30,14 +30,14 @@ class PostingsIndexTest {
     assertThat(index.labelValues("pod")).containsExactlyInAnyOrder("p1", "p2", "p3", "p4");
     assertThat(index.labelNames()).containsExactlyInAnyOrder("__name__", "job", "pod");
     // Lists: __name__=up and job=api; single-series pairs: job=db and four pods.
-    assertThat(index.bytesEstimate(0)).isEqualTo(2 * 88L + 5 * 52L);
+    assertThat(index.bytesEstimate(0)).isEqualTo(2 * 88L + 5 * 36L);
   }
 
   @Test
   void removalDropsSingleSeriesPairsAndEmptyListsAndKeepsTheRest() {
     PostingsIndex index = new PostingsIndex();
     for (int ref = 1; ref <= 6; ref++) {
-      index.add(ref, series("p" + ref, ref <= 2 ? "db" : "api"));
+      index.add(series(ref, "p" + ref, ref <= 2 ? "db" : "api"));
     }
     Set<Integer> removed = Set.of(1, 2, 4);
     index.removeIf(removed::contains);
@@ -49,7 +49,7 @@ class PostingsIndexTest {
     assertThat(index.get("pod", "p5")).containsExactly(5);
     assertThat(index.labelValues("pod")).containsExactlyInAnyOrder("p3", "p5", "p6");
     assertThat(index.all()).containsExactly(3, 5, 6);
-    assertThat(index.bytesEstimate(0)).isEqualTo(2 * 88L + 3 * 52L);
+    assertThat(index.bytesEstimate(0)).isEqualTo(2 * 88L + 3 * 36L);
 
     index.removeIf(ref -> true);
     assertThat(index.labelNames()).isEmpty();

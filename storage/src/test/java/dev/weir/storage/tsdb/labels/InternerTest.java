@@ -14,6 +14,25 @@ import org.junit.jupiter.api.Test;
 
 class InternerTest {
   @Test
+  void internInPlacePutsTheSharedStringsInTheLabelsOwnArray() {
+    Interner interner = new Interner();
+    Labels first = interner.intern(Labels.of("__name__", "up", "pod", new String("p-1")));
+    Labels second = Labels.of("__name__", new String("up"), "pod", new String("p-1"));
+    int hash = second.hashCode();
+    String[] array = second.pairsUnsafe();
+    assertThat(interner.internInPlace(second)).isSameAs(second).isEqualTo(first).hasSameHashCodeAs(first);
+    assertThat(second.hashCode()).isEqualTo(hash);
+    assertThat(second.pairsUnsafe()).isSameAs(array);
+    for (int i = 0; i < array.length; i++) {
+      assertThat(array[i]).isSameAs(first.pairsUnsafe()[i]);
+    }
+    assertThat(interner.refs("p-1")).isEqualTo(2);
+    interner.release(second);
+    interner.release(first);
+    assertThat(interner.size()).isZero();
+  }
+
+  @Test
   void equalStringsShareOneInstanceUntilTheLastHolderReleases() {
     Interner interner = new Interner();
     String first = interner.intern(new String("pod-1234"));
