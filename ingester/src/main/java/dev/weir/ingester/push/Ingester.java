@@ -186,7 +186,7 @@ public final class Ingester implements Service, PushHandler {
     for (int k = 0; k < batch.size(); k++) {
       if (hashes != null && k % WARM_AHEAD == 0) {
         // Series lookups wait on memory (the head's table, series and labels are scattered):
-        // touching the next block's first makes their misses overlap.
+        // touching this block's 64 first, in independent loads, makes their misses overlap.
         app.warmLookups(hashes, k, Math.min(batch.size(), k + WARM_AHEAD));
       }
       try {
@@ -225,7 +225,14 @@ public final class Ingester implements Service, PushHandler {
       }
       MemSeries created = appendSeries(app, series, labels, ws.samples(), timestamps, values, maxTime, errors);
       if (ws.histograms() > 0) {
-        appendHistograms(app, created, labels, new WireHistograms(ws), l, maxTime, errors);
+        try {
+          appendHistograms(app, created, labels, new WireHistograms(ws), l, maxTime, errors);
+        } catch (WireFormatException e) {
+          // Neither scan nor parse reads inside a histogram: a malformed one shows up here.
+          // Refused whole, before the commit, as a client error (not a 5xx the sender retries).
+          throw new ClientErrorException("bad_data", "the request is not a valid remote write request"
+              + " (prometheus.WriteRequest): series " + k + ": a histogram is malformed: " + e.getMessage());
+        }
       }
       if (ws.exemplars() > 0) {
         try {

@@ -209,4 +209,33 @@ class IngesterWirePathTest {
     assertThat(dump(wire.ingester())).as("nothing of the request is stored").isEmpty();
     wire.ingester().stop();
   }
+
+  @Test
+  void aMalformedHistogramRefusesTheWholeRequestAsAClientError() throws Exception {
+    AtomicReference<Limits> limits = new AtomicReference<>(Limits.DEFAULT);
+    Side wire = side("broken-histogram", limits);
+    long t = NOW - 60_000;
+    TimeSeries good = TimeSeries.newBuilder().addLabels(Label.newBuilder().setName("__name__").setValue("good"))
+        .addSamples(Sample.newBuilder().setTimestamp(t).setValue(1)).build();
+    byte[] labels = TimeSeries.newBuilder().addLabels(Label.newBuilder().setName("__name__").setValue("h")).build()
+        .toByteArray();
+    // Field 4 (a Histogram) holding field 1 (count) as a varint cut short: the series' own
+    // structure is fine, so parse accepts the request; the histogram's bytes are not.
+    byte[] histogram = {0x22, 2, 0x08, (byte) 0xff};
+    byte[] series = java.util.Arrays.copyOf(labels, labels.length + histogram.length);
+    System.arraycopy(histogram, 0, series, labels.length, histogram.length);
+    byte[] ok = WriteRequest.newBuilder().addTimeseries(good).build().toByteArray();
+    byte[] body = java.util.Arrays.copyOf(ok, ok.length + 2 + series.length);
+    body[ok.length] = 0x0a; // WriteRequest.timeseries
+    body[ok.length + 1] = (byte) series.length;
+    System.arraycopy(series, 0, body, ok.length + 2, series.length);
+    for (WireBatch batch : List.of(WireBatch.parse(body, new WireSeries()), WireBatch.scan(body))) {
+      assertThat(batch.size()).isEqualTo(2);
+      String out = outcome(() -> wire.ingester().push("t", batch));
+      assertThat(out).startsWith("bad_data: the request is not a valid remote write request")
+          .contains("series 1: a histogram is malformed");
+      assertThat(dump(wire.ingester())).as("nothing of the request is stored").isEmpty();
+    }
+    wire.ingester().stop();
+  }
 }
