@@ -186,28 +186,56 @@ public final class Labels implements Comparable<Labels> {
   }
 
   /**
-   * Sorts an interleaved name/value array by name in place (insertion sort: label sets are small
-   * and usually already sorted, in which case this is one pass).
+   * Sorts an interleaved name/value array by name in place, stably (pairs of equal names keep
+   * their order): one pass when already sorted (what Prometheus sends), insertion sort for small
+   * label sets, a merge sort of the pair indexes for large ones.
    *
    * @return true when the array was already sorted
    */
   public static boolean sortPairs(String[] pairs) {
     boolean sorted = true;
     for (int i = 2; i < pairs.length; i += 2) {
-      String name = pairs[i];
-      String value = pairs[i + 1];
-      int j = i - 2;
-      while (j >= 0 && Utf8Order.compare(pairs[j], name) > 0) {
-        pairs[j + 2] = pairs[j];
-        pairs[j + 3] = pairs[j + 1];
-        j -= 2;
+      if (Utf8Order.compare(pairs[i - 2], pairs[i]) > 0) {
         sorted = false;
+        break;
       }
-      pairs[j + 2] = name;
-      pairs[j + 3] = value;
     }
-    return sorted;
+    if (sorted) {
+      return true;
+    }
+    int n = pairs.length / 2;
+    if (n <= INSERTION_SORT_MAX) {
+      for (int i = 2; i < pairs.length; i += 2) {
+        String name = pairs[i];
+        String value = pairs[i + 1];
+        int j = i - 2;
+        while (j >= 0 && Utf8Order.compare(pairs[j], name) > 0) {
+          pairs[j + 2] = pairs[j];
+          pairs[j + 3] = pairs[j + 1];
+          j -= 2;
+        }
+        pairs[j + 2] = name;
+        pairs[j + 3] = value;
+      }
+      return false;
+    }
+    // Many labels (a hostile series can send millions before any limit applies): a stable
+    // O(n log n) sort of the pair indexes instead of the insertion sort's O(n²).
+    Integer[] order = new Integer[n];
+    for (int k = 0; k < n; k++) {
+      order[k] = k;
+    }
+    String[] copy = pairs.clone();
+    Arrays.sort(order, (a, b) -> Utf8Order.compare(copy[2 * a], copy[2 * b]));
+    for (int k = 0; k < n; k++) {
+      pairs[2 * k] = copy[2 * order[k]];
+      pairs[2 * k + 1] = copy[2 * order[k] + 1];
+    }
+    return false;
   }
+
+  /** Up to this many pairs, {@link #sortPairs} sorts in place by insertion (typical series). */
+  static final int INSERTION_SORT_MAX = 32;
 
   public int size() {
     return pairs.length / 2;
