@@ -324,12 +324,12 @@ public final class WireBatch {
     return s != null && s.length > i && s[i] != null;
   }
 
-  /** The hash of series {@code i}'s labels, equal to {@code Labels.hashCode()} of its sorted labels. */
   /** Whether the series were hashed when read ({@link #parse}, not {@link #scan}): {@link #hash} answers. */
   public boolean hashed() {
     return hashed;
   }
 
+  /** The hash of series {@code i}'s labels, equal to {@code Labels.hashCode()} of its sorted labels. */
   public int hash(int i) {
     if (!hashed) {
       throw new IllegalStateException("a scanned batch has no series hashes: use parse()");

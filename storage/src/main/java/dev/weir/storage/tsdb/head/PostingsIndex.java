@@ -91,7 +91,7 @@ final class PostingsIndex implements PostingsSource {
   /**
    * Estimated heap bytes: per list its object, array header and map node (~88 bytes), plus 4
    * bytes per entry with growth slack (~1.25); per single-series pair its map node and table
-   * slot (~40 bytes, its one entry already counted in {@code entries}).
+   * slot (~36 bytes, its one entry already counted in {@code entries}).
    */
   long bytesEstimate(long entries) {
     return lists.get() * 88L + singles.get() * 36L + entries * 5L;
