@@ -1,10 +1,12 @@
 package dev.weir.storage.ingest;
 
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.Properties;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteBufferDeserializer;
 
 /**
  * Consumers for manual assignment: the group only stores offsets (no subscribe, no auto commit, no
@@ -83,6 +85,26 @@ public final class AssignedConsumers {
    */
   public static KafkaConsumer<byte[], byte[]> create(Properties base, String clientId, String group,
       Duration apiTimeout, int partitionFetchBytes) {
+    return new KafkaConsumer<>(properties(base, clientId, group, apiTimeout, partitionFetchBytes,
+        ByteArrayDeserializer.class));
+  }
+
+  /**
+   * A partition reader's consumer: like {@link #create(Properties, String, String, Duration, int)},
+   * but a record's value is Kafka's {@code ByteBufferDeserializer} view of the bytes the poll
+   * decompressed or fetched, not a copy (a 1 GiB catch-up copied 0.96 GB of values into new arrays,
+   * a third of what it allocated). The view keeps its buffer alive while a record is in the
+   * pipeline: a decompressed record's own buffer, or an uncompressed fetch, whose records are
+   * consecutive, so the records in flight hold at most their bytes plus about two fetches.
+   */
+  static KafkaConsumer<byte[], ByteBuffer> createReader(Properties base, String clientId, String group,
+      Duration apiTimeout, int partitionFetchBytes) {
+    return new KafkaConsumer<>(properties(base, clientId, group, apiTimeout, partitionFetchBytes,
+        ByteBufferDeserializer.class));
+  }
+
+  private static Properties properties(Properties base, String clientId, String group, Duration apiTimeout,
+      int partitionFetchBytes, Class<?> valueDeserializer) {
     Properties p = new Properties();
     p.putAll(base);
     p.put(ConsumerConfig.CLIENT_ID_CONFIG, clientId);
@@ -95,7 +117,8 @@ public final class AssignedConsumers {
     p.put(ConsumerConfig.RECEIVE_BUFFER_CONFIG, 1 << 20);
     p.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) Math.max(10_000, apiTimeout.toMillis()));
     p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
-    p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
-    return new KafkaConsumer<>(p);
+    p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, valueDeserializer);
+    return p;
   }
+
 }

@@ -1,5 +1,6 @@
 package dev.weir.storage.ingest;
 
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -42,7 +43,7 @@ final class ConcurrentFetcher implements AutoCloseable {
   private static final class Window {
     final long start;
     long end;
-    final List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
+    final List<ConsumerRecord<byte[], ByteBuffer>> records = new ArrayList<>();
     boolean assigned;
     boolean done;
     long bytes;
@@ -63,14 +64,14 @@ final class ConcurrentFetcher implements AutoCloseable {
   /** Windows not yet handed over, in offset order; unassigned ones are the rests of cut windows. */
   private final List<Window> claimed = new ArrayList<>();
   private int active;
-  private final List<KafkaConsumer<byte[], byte[]>> consumers = new ArrayList<>();
+  private final List<KafkaConsumer<byte[], ByteBuffer>> consumers = new ArrayList<>();
   private final List<Thread> threads = new ArrayList<>();
   private long nextStart;
   private int windowRecords = FIRST_WINDOW_RECORDS;
   private volatile boolean closed;
 
   ConcurrentFetcher(TopicPartition tp, long from, long to, int fetchers, long maxAheadBytes,
-      IntFunction<KafkaConsumer<byte[], byte[]>> newConsumer, ReaderMetrics metrics) {
+      IntFunction<KafkaConsumer<byte[], ByteBuffer>> newConsumer, ReaderMetrics metrics) {
     this.tp = tp;
     this.to = to;
     this.nextStart = from;
@@ -78,7 +79,7 @@ final class ConcurrentFetcher implements AutoCloseable {
     this.windowBytes = Math.max(1, maxAheadBytes / maxWindows);
     this.metrics = metrics;
     for (int i = 0; i < fetchers; i++) {
-      KafkaConsumer<byte[], byte[]> c = newConsumer.apply((int) Math.min(8 << 20, Math.max(MIN_WINDOW_BYTES, windowBytes)));
+      KafkaConsumer<byte[], ByteBuffer> c = newConsumer.apply((int) Math.min(8 << 20, Math.max(MIN_WINDOW_BYTES, windowBytes)));
       c.assign(List.of(tp));
       consumers.add(c);
       Thread t = new Thread(() -> run(c), "partition-reader-" + tp.partition() + "-fetcher-" + i);
@@ -88,7 +89,7 @@ final class ConcurrentFetcher implements AutoCloseable {
     threads.forEach(Thread::start);
   }
 
-  private void run(KafkaConsumer<byte[], byte[]> c) {
+  private void run(KafkaConsumer<byte[], ByteBuffer> c) {
     try {
       while (!closed) {
         Window w = claim();
@@ -140,7 +141,7 @@ final class ConcurrentFetcher implements AutoCloseable {
     return null;
   }
 
-  private void fetch(KafkaConsumer<byte[], byte[]> c, Window w) {
+  private void fetch(KafkaConsumer<byte[], ByteBuffer> c, Window w) {
     KafkaException failure = null;
     long bytes = 0;
     long cutAt = -1;
@@ -150,7 +151,7 @@ final class ConcurrentFetcher implements AutoCloseable {
       fetching:
       while (!closed) {
         try {
-          for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200)).records(tp)) {
+          for (ConsumerRecord<byte[], ByteBuffer> r : c.poll(Duration.ofMillis(200)).records(tp)) {
             if (r.offset() >= w.start && r.offset() < w.end) {
               long size = size(r);
               if (!w.records.isEmpty() && bytes + size > windowBytes) {
@@ -205,7 +206,7 @@ final class ConcurrentFetcher implements AutoCloseable {
    *
    * @throws KafkaException when the window could not be fetched (the caller falls back)
    */
-  synchronized @Nullable List<ConsumerRecord<byte[], byte[]>> next(long waitMillis) throws InterruptedException {
+  synchronized @Nullable List<ConsumerRecord<byte[], ByteBuffer>> next(long waitMillis) throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMillis);
     while (true) {
       Window w = claimed.isEmpty() ? null : claimed.get(0);
@@ -235,8 +236,8 @@ final class ConcurrentFetcher implements AutoCloseable {
     return heldBytes;
   }
 
-  private static long size(ConsumerRecord<byte[], byte[]> r) {
-    return (r.value() == null ? 0 : r.value().length) + (r.key() == null ? 0 : r.key().length);
+  private static long size(ConsumerRecord<byte[], ByteBuffer> r) {
+    return (r.value() == null ? 0 : r.value().remaining()) + (r.key() == null ? 0 : r.key().length);
   }
 
   /** Whether every window of the range was handed over. */
@@ -258,7 +259,7 @@ final class ConcurrentFetcher implements AutoCloseable {
         Thread.currentThread().interrupt();
       }
     }
-    for (KafkaConsumer<byte[], byte[]> c : consumers) {
+    for (KafkaConsumer<byte[], ByteBuffer> c : consumers) {
       try {
         c.close(Duration.ofSeconds(5));
       } catch (RuntimeException e) {

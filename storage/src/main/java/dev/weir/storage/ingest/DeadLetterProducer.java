@@ -1,6 +1,7 @@
 package dev.weir.storage.ingest;
 
 import dev.weir.storage.errors.ServerErrorException;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
@@ -85,8 +86,8 @@ public final class DeadLetterProducer implements AutoCloseable {
    * @throws PermanentFailure when the topic cannot take the record until an operator acts
    * @throws ServerErrorException when a retry may succeed
    */
-  public void send(ConsumerRecord<byte[], byte[]> r, String error) {
-    byte[] value = r.value() == null ? new byte[0] : r.value();
+  public void send(ConsumerRecord<byte[], ?> r, String error) {
+    byte[] value = valueBytes(r.value());
     try {
       produce(copy(r, error, value));
       permanentFailure = null;
@@ -102,7 +103,15 @@ public final class DeadLetterProducer implements AutoCloseable {
   }
 
   /** Halves the value until the topic takes it; an empty value that still does not fit is permanent. */
-  private void sendTruncated(ConsumerRecord<byte[], byte[]> r, String error, byte[] value) {
+  /** A record's value as produced: a partition reader's values are {@link ByteBuffer} views. */
+  private static byte[] valueBytes(@Nullable Object value) {
+    if (value == null) {
+      return new byte[0];
+    }
+    return value instanceof ByteBuffer b ? RecordFormat.wholeArray(b) : (byte[]) value;
+  }
+
+  private void sendTruncated(ConsumerRecord<byte[], ?> r, String error, byte[] value) {
     int len = value.length;
     while (true) {
       len = len / 2;
@@ -200,7 +209,7 @@ public final class DeadLetterProducer implements AutoCloseable {
     return p;
   }
 
-  private ProducerRecord<byte[], byte[]> copy(ConsumerRecord<byte[], byte[]> r, String error, byte[] value) {
+  private ProducerRecord<byte[], byte[]> copy(ConsumerRecord<byte[], ?> r, String error, byte[] value) {
     ProducerRecord<byte[], byte[]> out = new ProducerRecord<>(topic, null, r.key(), value);
     r.headers().forEach(h -> out.headers().add(h));
     out.headers().add(new RecordHeader("weir-dlq-source-topic", utf8(r.topic())));

@@ -56,7 +56,7 @@ final class OffsetCommitter {
   }
 
   /** Commits {@code next} when an interval has passed since the last attempt. */
-  void maybeCommit(Consumer<byte[], byte[]> c, long next) {
+  void maybeCommit(Consumer<?, ?> c, long next) {
     long now = clock.getAsLong();
     if (now - lastAttempt >= intervalMillis) {
       lastAttempt = now;
@@ -70,7 +70,7 @@ final class OffsetCommitter {
    *
    * @return whether {@code next} is committed
    */
-  boolean commitFinal(Consumer<byte[], byte[]> c, long next) {
+  boolean commitFinal(Consumer<?, ?> c, long next) {
     boolean ok;
     try {
       ok = commit(c, next);
@@ -89,7 +89,7 @@ final class OffsetCommitter {
    *
    * @return false when the sync or the commit failed
    */
-  boolean commit(Consumer<byte[], byte[]> c, long next) {
+  boolean commit(Consumer<?, ?> c, long next) {
     if (next < 0 || next == lastCommitted) {
       return true;
     }

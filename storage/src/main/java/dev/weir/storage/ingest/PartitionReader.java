@@ -2,6 +2,7 @@ package dev.weir.storage.ingest;
 
 import dev.weir.storage.errors.ServerErrorException;
 import dev.weir.storage.progress.ProgressBoard;
+import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -63,7 +64,7 @@ public final class PartitionReader {
   private volatile boolean partitionSeen;
   private volatile long drainMillis = 30_000;
   private volatile long rewindTo = -1;
-  private volatile @Nullable KafkaConsumer<byte[], byte[]> consumer;
+  private volatile @Nullable KafkaConsumer<byte[], ByteBuffer> consumer;
   private volatile @Nullable ReaderPipeline pipeline;
   private volatile @Nullable ReaderSession session;
 
@@ -221,7 +222,7 @@ public final class PartitionReader {
 
   /** One session: a consumer and a pipeline, from the start (or resume) position until stop or failure. */
   private void runSession() throws InterruptedException {
-    KafkaConsumer<byte[], byte[]> c = AssignedConsumers.create(config.clientProperties(),
+    KafkaConsumer<byte[], ByteBuffer> c = AssignedConsumers.createReader(config.clientProperties(),
         config.clientId() + "-reader-" + partition, config.consumerGroup(), config.dialTimeout(),
         AssignedConsumers.partitionFetchBytes(config.maxBufferedBytes(),
             AssignedConsumers.compressionAllowance(config)));
@@ -276,7 +277,7 @@ public final class PartitionReader {
   }
 
   /** Waits (not ready, with a metric and a log line) while the topic or partition does not exist. */
-  private void waitForPartition(KafkaConsumer<byte[], byte[]> c) throws InterruptedException {
+  private void waitForPartition(KafkaConsumer<byte[], ByteBuffer> c) throws InterruptedException {
     while (!stopping) {
       String problem = null;
       List<PartitionInfo> infos = parts.retry().call("reading the topic's partitions",
@@ -358,7 +359,7 @@ public final class PartitionReader {
   public void stop(Duration timeout) {
     drainMillis = timeout.toMillis();
     stopping = true;
-    KafkaConsumer<byte[], byte[]> c = consumer;
+    KafkaConsumer<byte[], ByteBuffer> c = consumer;
     if (c != null) {
       c.wakeup();
     }

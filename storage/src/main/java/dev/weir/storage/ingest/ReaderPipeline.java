@@ -4,6 +4,7 @@ import dev.weir.storage.errors.ClientErrorException;
 import dev.weir.storage.errors.ServerErrorException;
 import dev.weir.storage.wire.WireBatch;
 import dev.weir.storage.wire.WireSeries;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -64,10 +65,10 @@ final class ReaderPipeline implements AutoCloseable {
 
   /** Sends an undecodable record to the dead-letter topic; may throw ServerErrorException. */
   interface DeadLetter {
-    void send(ConsumerRecord<byte[], byte[]> record, String error);
+    void send(ConsumerRecord<byte[], ByteBuffer> record, String error);
   }
 
-  private record Pending(CommitTracker.Entry entry, ConsumerRecord<byte[], byte[]> record, Future<Object> decoded) {}
+  private record Pending(CommitTracker.Entry entry, ConsumerRecord<byte[], ByteBuffer> record, Future<Object> decoded) {}
 
   private record Part(CommitTracker.Entry entry, AtomicInteger remaining, String tenant, WireBatch series) {}
 
@@ -158,7 +159,7 @@ final class ReaderPipeline implements AutoCloseable {
    *
    * @return false when the pipeline is full for longer than {@code waitMillis} (call again)
    */
-  boolean submit(ConsumerRecord<byte[], byte[]> record, CommitTracker.Entry entry, long waitMillis)
+  boolean submit(ConsumerRecord<byte[], ByteBuffer> record, CommitTracker.Entry entry, long waitMillis)
       throws InterruptedException {
     synchronized (bytesLock) {
       long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMillis);
@@ -185,7 +186,7 @@ final class ReaderPipeline implements AutoCloseable {
     return true;
   }
 
-  private static Object decode(ConsumerRecord<byte[], byte[]> r) {
+  private static Object decode(ConsumerRecord<byte[], ByteBuffer> r) {
     try {
       return RecordFormat.decodeWire(r.key(), r.value(), r.headers(), CURSOR.get());
     } catch (ClientErrorException e) {
@@ -193,7 +194,7 @@ final class ReaderPipeline implements AutoCloseable {
     }
   }
 
-  private void processSequentially(ConsumerRecord<byte[], byte[]> record, CommitTracker.Entry entry)
+  private void processSequentially(ConsumerRecord<byte[], ByteBuffer> record, CommitTracker.Entry entry)
       throws InterruptedException {
     Object d = decode(record);
     if (d instanceof ClientErrorException e) {
@@ -206,7 +207,7 @@ final class ReaderPipeline implements AutoCloseable {
     }
   }
 
-  private void undecodable(ConsumerRecord<byte[], byte[]> record, ClientErrorException e) throws InterruptedException {
+  private void undecodable(ConsumerRecord<byte[], ByteBuffer> record, ClientErrorException e) throws InterruptedException {
     metrics.clientError(e.reason());
     log.warn("msg=\"skipping undecodable record\" partition={} offset={} reason={} err=\"{}\"", record.partition(),
         record.offset(), e.reason(), e.getMessage());

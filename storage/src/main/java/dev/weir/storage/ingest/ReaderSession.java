@@ -1,5 +1,6 @@
 package dev.weir.storage.ingest;
 
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.List;
 import java.util.OptionalLong;
@@ -34,7 +35,7 @@ final class ReaderSession {
       LongSupplier clock) {}
 
   private final Parts parts;
-  private final KafkaConsumer<byte[], byte[]> consumer;
+  private final KafkaConsumer<byte[], ByteBuffer> consumer;
   private final ReaderPipeline pipeline;
   private final BooleanSupplier stopping;
   private final Runnable onCaughtUp;
@@ -45,7 +46,7 @@ final class ReaderSession {
   private long expectedNext = -1;
   private volatile @Nullable ConcurrentFetcher fetcher;
 
-  ReaderSession(Parts parts, KafkaConsumer<byte[], byte[]> consumer, ReaderPipeline pipeline,
+  ReaderSession(Parts parts, KafkaConsumer<byte[], ByteBuffer> consumer, ReaderPipeline pipeline,
       BooleanSupplier stopping, Runnable onCaughtUp) {
     this.parts = parts;
     this.consumer = consumer;
@@ -140,13 +141,13 @@ final class ReaderSession {
     int[] n = {0};
     int allowance = AssignedConsumers.compressionAllowance(config);
     try (ConcurrentFetcher f = new ConcurrentFetcher(parts.tp(), from, to, config.fetchConcurrency(), budget,
-        fetchBytes -> AssignedConsumers.create(config.clientProperties(), config.clientId() + "-fetcher-" + partition
+        fetchBytes -> AssignedConsumers.createReader(config.clientProperties(), config.clientId() + "-fetcher-" + partition
             + "-" + n[0]++, config.consumerGroup(), config.dialTimeout(),
             AssignedConsumers.fetcherFetchBytes(fetchBytes, allowance)),
         metrics)) {
       fetcher = f;
       while (!stopping.getAsBoolean() && !f.finished()) {
-        List<ConsumerRecord<byte[], byte[]>> records;
+        List<ConsumerRecord<byte[], ByteBuffer>> records;
         try {
           records = f.next(200);
         } catch (KafkaException e) {
@@ -185,7 +186,7 @@ final class ReaderSession {
   }
 
   private void runOnce() throws InterruptedException {
-    ConsumerRecords<byte[], byte[]> records;
+    ConsumerRecords<byte[], ByteBuffer> records;
     try {
       records = consumer.poll(Duration.ofMillis(200));
     } catch (OffsetOutOfRangeException e) {
@@ -204,8 +205,8 @@ final class ReaderSession {
   }
 
   /** Hands fetched records (in offset order) to the pipeline: gap check, metrics, commit tracking. */
-  private void handle(Iterable<ConsumerRecord<byte[], byte[]>> records) throws InterruptedException {
-    for (ConsumerRecord<byte[], byte[]> r : records) {
+  private void handle(Iterable<ConsumerRecord<byte[], ByteBuffer>> records) throws InterruptedException {
+    for (ConsumerRecord<byte[], ByteBuffer> r : records) {
       if (r.offset() > expectedNext) {
         long gap = r.offset() - expectedNext;
         metrics.missedRecords.increment(gap);
@@ -213,7 +214,7 @@ final class ReaderSession {
             partition, expectedNext, r.offset(), gap);
       }
       expectedNext = r.offset() + 1;
-      int size = (r.value() == null ? 0 : r.value().length) + (r.key() == null ? 0 : r.key().length);
+      int size = (r.value() == null ? 0 : r.value().remaining()) + (r.key() == null ? 0 : r.key().length);
       metrics.recordsConsumed.increment();
       metrics.bytesConsumed.increment(size);
       CommitTracker.Entry e = new CommitTracker.Entry(r.offset(), r.timestamp(), size);

@@ -9,11 +9,13 @@ import dev.weir.storage.wire.InvalidSeriesException;
 import dev.weir.storage.wire.WireBatch;
 import dev.weir.storage.wire.WireFormatException;
 import dev.weir.storage.wire.WireSeries;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The Kafka record format: key = tenant ID (UTF-8), header {@value #VERSION_HEADER} = the format
@@ -133,17 +135,43 @@ public final class RecordFormat {
    *     {@code undecodable_record}
    */
   public static DecodedWire decodeWire(byte[] key, byte[] value, Headers headers, WireSeries cursor) {
+    return decodeWire(key, value == null ? null : ByteBuffer.wrap(value), headers, cursor);
+  }
+
+  /**
+   * {@link #decodeWire(byte[], byte[], Headers, WireSeries)} of a value read where the consumer left
+   * it (the reader's consumers use Kafka's {@code ByteBufferDeserializer}, which copies nothing): a
+   * version 1 batch points into the value's array, so that array must not change while the batch is
+   * in use. A version 2 value is copied unless it is a whole array (its symbol table is read from
+   * index 0).
+   */
+  public static DecodedWire decodeWire(byte[] key, @Nullable ByteBuffer value, Headers headers, WireSeries cursor) {
     int version = version(headers);
     String tenant = tenant(key);
+    ByteBuffer v = value == null ? ByteBuffer.allocate(0) : value;
     if (version == 2) {
-      return new DecodedWire(tenant, decodeV2(value == null ? new byte[0] : value, cursor));
+      return new DecodedWire(tenant, decodeV2(wholeArray(v), cursor));
     }
     try {
-      return new DecodedWire(tenant, WireBatch.parse(value == null ? new byte[0] : value, cursor));
+      if (!v.hasArray()) {
+        return new DecodedWire(tenant, WireBatch.parse(wholeArray(v), cursor));
+      }
+      return new DecodedWire(tenant, WireBatch.parse(v.array(), v.arrayOffset() + v.position(), v.remaining(), cursor));
     } catch (WireFormatException e) {
       throw new ClientErrorException("undecodable_record", "record value is not a WriteRequest: " + e.getMessage());
     }
   }
+
+  /** The bytes of {@code v} as an array of their own size: its backing array when that is all of it, else a copy. */
+  static byte[] wholeArray(ByteBuffer v) {
+    if (v.hasArray() && v.arrayOffset() + v.position() == 0 && v.remaining() == v.array().length) {
+      return v.array();
+    }
+    byte[] b = new byte[v.remaining()];
+    v.duplicate().get(b);
+    return b;
+  }
+
 
   /**
    * The record's format version: 1 without the header (records from before it existed).

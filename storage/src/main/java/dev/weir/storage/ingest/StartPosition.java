@@ -44,7 +44,7 @@ final class StartPosition {
    * @param resumeAt the offset to resume at (the last applied one after a failure), or -1 for a
    *     fresh start
    */
-  Start resolve(Consumer<byte[], byte[]> c, KafkaRetry retry, long resumeAt) throws InterruptedException {
+  Start resolve(Consumer<?, ?> c, KafkaRetry retry, long resumeAt) throws InterruptedException {
     OffsetAndMetadata committed = retry.call("reading the committed offset", () -> c.committed(Set.of(tp)).get(tp));
     long begin = retry.call("reading the log start offset", () -> c.beginningOffsets(List.of(tp)).get(tp));
     long end = retry.call("reading the end offset", () -> c.endOffsets(List.of(tp)).get(tp));
@@ -104,7 +104,7 @@ final class StartPosition {
   }
 
   /** {@code wanted}, moved into the partition's current range as {@link #clamp} does. */
-  long clampToPartition(Consumer<byte[], byte[]> c, KafkaRetry retry, long wanted) throws InterruptedException {
+  long clampToPartition(Consumer<?, ?> c, KafkaRetry retry, long wanted) throws InterruptedException {
     long begin = retry.call("reading the log start offset", () -> c.beginningOffsets(List.of(tp)).get(tp));
     long end = retry.call("reading the end offset", () -> c.endOffsets(List.of(tp)).get(tp));
     return clamp(wanted, begin, end);

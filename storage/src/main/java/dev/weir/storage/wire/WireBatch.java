@@ -66,7 +66,16 @@ public final class WireBatch {
 
   /** {@link #parse} of the request in {@code buf[0, length)}. */
   public static WireBatch parse(byte[] buf, int length, WireSeries cursor) {
-    return readRequest(buf, length, cursor);
+    return readRequest(buf, 0, length, cursor);
+  }
+
+  /**
+   * {@link #parse} of the request in {@code buf[offset, offset + length)}: the batch points into
+   * {@code buf}, which must not change while the batch is in use (a Kafka record's value is read
+   * where the consumer left it, without a copy).
+   */
+  public static WireBatch parse(byte[] buf, int offset, int length, WireSeries cursor) {
+    return readRequest(buf, offset, length, cursor);
   }
 
   /**
@@ -78,23 +87,23 @@ public final class WireBatch {
    * @throws WireFormatException when the request's or a series' top-level structure is broken
    */
   public static WireBatch scan(byte[] buf) {
-    return readRequest(buf, buf.length, null);
+    return readRequest(buf, 0, buf.length, null);
   }
 
   /** {@link #scan} of the request in {@code buf[0, length)}. */
   public static WireBatch scan(byte[] buf, int length) {
-    return readRequest(buf, length, null);
+    return readRequest(buf, 0, length, null);
   }
 
   /** {@link #parse} with a cursor, {@link #scan} without. */
   private static WireBatch readRequest(byte[] buf, @Nullable WireSeries cursor) {
-    return readRequest(buf, buf.length, cursor);
+    return readRequest(buf, 0, buf.length, cursor);
   }
 
-  private static WireBatch readRequest(byte[] buf, int length, @Nullable WireSeries cursor) {
+  private static WireBatch readRequest(byte[] buf, int offset, int length, @Nullable WireSeries cursor) {
     WireBatch b = new WireBatch(Math.min(4096, 16 + length / 128));
     b.hashed = cursor != null;
-    ProtoReader r = new ProtoReader().reset(buf, 0, length);
+    ProtoReader r = new ProtoReader().reset(buf, offset, length);
     ProtoReader series = new ProtoReader();
     boolean hasMetadata = false;
     while (r.more()) {
@@ -119,7 +128,7 @@ public final class WireBatch {
     }
     if (hasMetadata) {
       try {
-        b.metadata = WriteRequest.parseFrom(java.nio.ByteBuffer.wrap(buf, 0, length))
+        b.metadata = WriteRequest.parseFrom(java.nio.ByteBuffer.wrap(buf, offset, length))
             .getMetadataList();
       } catch (InvalidProtocolBufferException e) {
         throw new WireFormatException("invalid metadata: " + e.getMessage());

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
 
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -34,11 +35,11 @@ class ConcurrentFetcherTest {
     fetchers.forEach(ConcurrentFetcher::close);
   }
 
-  private static List<ConsumerRecord<byte[], byte[]>> log(TopicPartition tp, int records, int recordBytes) {
+  private static List<ConsumerRecord<byte[], ByteBuffer>> log(TopicPartition tp, int records, int recordBytes) {
     byte[] value = new byte[recordBytes]; // shared: only its length matters
-    List<ConsumerRecord<byte[], byte[]>> log = new ArrayList<>();
+    List<ConsumerRecord<byte[], ByteBuffer>> log = new ArrayList<>();
     for (int i = 0; i < records; i++) {
-      log.add(new ConsumerRecord<>(tp.topic(), tp.partition(), i, null, value));
+      log.add(new ConsumerRecord<>(tp.topic(), tp.partition(), i, null, ByteBuffer.wrap(value)));
     }
     return log;
   }
@@ -50,7 +51,7 @@ class ConcurrentFetcherTest {
 
   private ConcurrentFetcher fetcher(TopicPartition tp, long from, long to, int n, long maxAheadBytes, int recordBytes,
       FakeLogConsumer.PollHook hook) {
-    List<ConsumerRecord<byte[], byte[]>> log = log(tp, (int) to + 100, recordBytes);
+    List<ConsumerRecord<byte[], ByteBuffer>> log = log(tp, (int) to + 100, recordBytes);
     ConcurrentFetcher f = new ConcurrentFetcher(tp, from, to, n, maxAheadBytes,
         fetchBytes -> new FakeLogConsumer(tp, log, 37, hook), metrics);
     fetchers.add(f);
@@ -76,12 +77,12 @@ class ConcurrentFetcherTest {
         await().pollInterval(Duration.ofMillis(5)).until(() -> fetchersIdle(partition) || f.finished());
       }
       d.mostHeldBytes = Math.max(d.mostHeldBytes, f.heldBytes());
-      List<ConsumerRecord<byte[], byte[]>> window = f.next(30_000);
+      List<ConsumerRecord<byte[], ByteBuffer>> window = f.next(30_000);
       assertThat(window).as("a window within the wait").isNotNull();
-      for (ConsumerRecord<byte[], byte[]> r : window) {
+      for (ConsumerRecord<byte[], ByteBuffer> r : window) {
         d.offsets.add(r.offset());
       }
-      long bytes = window.stream().mapToLong(r -> r.value().length).sum();
+      long bytes = window.stream().mapToLong(r -> r.value().remaining()).sum();
       d.largestWindowBytes = Math.max(d.largestWindowBytes, bytes);
     }
     return d;
@@ -156,7 +157,7 @@ class ConcurrentFetcherTest {
     List<Long> offsets = new ArrayList<>();
     Throwable thrown = catchThrowable(() -> {
       while (!f.finished()) {
-        List<ConsumerRecord<byte[], byte[]>> window = f.next(30_000);
+        List<ConsumerRecord<byte[], ByteBuffer>> window = f.next(30_000);
         assertThat(window).isNotNull();
         window.forEach(r -> offsets.add(r.offset()));
       }

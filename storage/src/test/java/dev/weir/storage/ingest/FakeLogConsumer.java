@@ -1,5 +1,6 @@
 package dev.weir.storage.ingest;
 
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -14,6 +15,7 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteBufferDeserializer;
 
 /**
  * A {@link KafkaConsumer} that reads one partition from an in-memory log instead of a broker, for
@@ -22,14 +24,14 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * fetcher re-seeks across one shared log. The real consumer underneath is never connected (it
  * points at a closed port and only its constructor and close run). Used by its fetch thread only.
  */
-class FakeLogConsumer extends KafkaConsumer<byte[], byte[]> {
+class FakeLogConsumer extends KafkaConsumer<byte[], ByteBuffer> {
   /** Called before each poll with the position; may block (a slow fetch) or throw (a failed one). */
   interface PollHook {
     void beforePoll(long position) throws InterruptedException;
   }
 
   private final TopicPartition tp;
-  private final List<ConsumerRecord<byte[], byte[]>> log;
+  private final List<ConsumerRecord<byte[], ByteBuffer>> log;
   private final int maxPollRecords;
   private final PollHook hook;
   private volatile boolean wakeup;
@@ -37,7 +39,7 @@ class FakeLogConsumer extends KafkaConsumer<byte[], byte[]> {
   private long position;
 
   /** @param log the partition's records, offset i at index i */
-  FakeLogConsumer(TopicPartition tp, List<ConsumerRecord<byte[], byte[]>> log, int maxPollRecords, PollHook hook) {
+  FakeLogConsumer(TopicPartition tp, List<ConsumerRecord<byte[], ByteBuffer>> log, int maxPollRecords, PollHook hook) {
     super(offlineConfig());
     this.tp = tp;
     this.log = log;
@@ -49,7 +51,7 @@ class FakeLogConsumer extends KafkaConsumer<byte[], byte[]> {
     Properties p = new Properties();
     p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:9");
     p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
-    p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+    p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteBufferDeserializer.class);
     return p;
   }
 
@@ -74,7 +76,7 @@ class FakeLogConsumer extends KafkaConsumer<byte[], byte[]> {
   }
 
   @Override
-  public ConsumerRecords<byte[], byte[]> poll(Duration timeout) {
+  public ConsumerRecords<byte[], ByteBuffer> poll(Duration timeout) {
     if (wakeup) {
       wakeup = false;
       throw new WakeupException();
@@ -85,7 +87,7 @@ class FakeLogConsumer extends KafkaConsumer<byte[], byte[]> {
       Thread.currentThread().interrupt();
       throw new WakeupException();
     }
-    List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
+    List<ConsumerRecord<byte[], ByteBuffer>> out = new ArrayList<>();
     while (out.size() < maxPollRecords && position < log.size()) {
       out.add(log.get((int) position++));
     }

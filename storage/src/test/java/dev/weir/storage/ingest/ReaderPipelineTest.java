@@ -11,8 +11,10 @@ import dev.weir.proto.prompb.WriteRequest;
 import dev.weir.storage.errors.ClientErrorException;
 import dev.weir.storage.errors.ServerErrorException;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -110,23 +112,28 @@ class ReaderPipelineTest {
     return b.build();
   }
 
-  private static ConsumerRecord<byte[], byte[]> record(long offset, String tenant, byte[] value) {
+  private static ConsumerRecord<byte[], ByteBuffer> record(long offset, String tenant, byte[] value) {
     RecordHeaders headers = new RecordHeaders();
     headers.add(new RecordHeader(RecordFormat.VERSION_HEADER, RecordFormat.VERSION.getBytes(StandardCharsets.UTF_8)));
     byte[] key = tenant.getBytes(StandardCharsets.UTF_8);
+    // As Kafka's ByteBufferDeserializer hands it over: a view inside a larger buffer, bytes before and after it.
+    byte[] fetched = new byte[value.length + 13];
+    Arrays.fill(fetched, (byte) 0xff);
+    System.arraycopy(value, 0, fetched, 5, value.length);
+    ByteBuffer view = ByteBuffer.wrap(fetched, 5, value.length).slice();
     return new ConsumerRecord<>("t", 0, offset, System.currentTimeMillis(), TimestampType.CREATE_TIME, key.length,
-        value.length, key, value, headers, Optional.empty());
+        value.length, key, view, headers, Optional.empty());
   }
 
-  private static ConsumerRecord<byte[], byte[]> record(long offset, int series) {
+  private static ConsumerRecord<byte[], ByteBuffer> record(long offset, int series) {
     return record(offset, "tenant", request(offset, series).toByteArray());
   }
 
-  private static CommitTracker.Entry entry(ConsumerRecord<byte[], byte[]> r) {
+  private static CommitTracker.Entry entry(ConsumerRecord<byte[], ByteBuffer> r) {
     return new CommitTracker.Entry(r.offset(), r.timestamp(), r.serializedKeySize() + r.serializedValueSize());
   }
 
-  private static CommitTracker.Entry submit(ReaderPipeline p, ConsumerRecord<byte[], byte[]> r) throws Exception {
+  private static CommitTracker.Entry submit(ReaderPipeline p, ConsumerRecord<byte[], ByteBuffer> r) throws Exception {
     CommitTracker.Entry e = entry(r);
     assertThat(p.submit(r, e, 10_000)).as("submitted").isTrue();
     return e;
@@ -138,7 +145,7 @@ class ReaderPipelineTest {
   }
 
   /** Submits on another thread (a fetch thread) and returns once that thread waits for room. */
-  private Future<Boolean> submitElsewhere(ReaderPipeline p, ConsumerRecord<byte[], byte[]> r, CommitTracker.Entry e) {
+  private Future<Boolean> submitElsewhere(ReaderPipeline p, ConsumerRecord<byte[], ByteBuffer> r, CommitTracker.Entry e) {
     AtomicReference<Thread> fetchThread = new AtomicReference<>();
     Future<Boolean> f = executor.submit(() -> {
       fetchThread.set(Thread.currentThread());
@@ -254,7 +261,7 @@ class ReaderPipelineTest {
     };
     ReaderPipeline p = pipeline(1, 1, null);
     submit(p, record(0, 1));
-    ConsumerRecord<byte[], byte[]> second = record(1, 1);
+    ConsumerRecord<byte[], ByteBuffer> second = record(1, 1);
     Future<Boolean> blocked = submitElsewhere(p, second, new CommitTracker.Entry(1, 0, 10));
 
     release.countDown();
@@ -330,7 +337,7 @@ class ReaderPipelineTest {
     pusher.behaviour = (t, r) -> {
       throw new IllegalStateException("bug in the appender");
     };
-    ConsumerRecord<byte[], byte[]> r = record(1, 1);
+    ConsumerRecord<byte[], ByteBuffer> r = record(1, 1);
     CommitTracker.Entry failed = entry(r);
     assertThatThrownBy(() -> p.submit(r, failed, 1_000)).isInstanceOf(IllegalStateException.class)
         .hasMessage("bug in the appender");
