@@ -4,6 +4,7 @@ import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.Properties;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteBufferDeserializer;
@@ -93,14 +94,35 @@ public final class AssignedConsumers {
    * A partition reader's consumer: like {@link #create(Properties, String, String, Duration, int)},
    * but a record's value is Kafka's {@code ByteBufferDeserializer} view of the bytes the poll
    * decompressed or fetched, not a copy (a 1 GiB catch-up copied 0.96 GB of values into new arrays,
-   * a third of what it allocated). The view keeps its buffer alive while a record is in the
-   * pipeline: a decompressed record's own buffer, or an uncompressed fetch, whose records are
-   * consecutive, so the records in flight hold at most their bytes plus about two fetches.
+   * a third of what it allocated). A view keeps its whole buffer alive: a record of a compressed
+   * batch has a buffer of its own (key, value, headers), a record of an uncompressed batch is a
+   * slice of the whole fetch response. Callers pass each record through {@link #unpinned} before
+   * they hold it, so that what a held record keeps alive stays within its counted size.
    */
   static KafkaConsumer<byte[], ByteBuffer> createReader(Properties base, String clientId, String group,
       Duration apiTimeout, int partitionFetchBytes) {
     return new KafkaConsumer<>(properties(base, clientId, group, apiTimeout, partitionFetchBytes,
         ByteBufferDeserializer.class));
+  }
+
+  /** Slack for a record's key, headers and framing in the buffer of a decompressed record. */
+  private static final int VIEW_SLACK_BYTES = 1024;
+
+  /**
+   * {@code r} itself when its value's buffer is at most twice the value plus {@value
+   * #VIEW_SLACK_BYTES} bytes (a record of a compressed batch), else {@code r} with a copy of its
+   * value (a slice of an uncompressed fetch): records held in the pipeline or in a concurrent
+   * fetcher's window then keep alive at most twice their counted bytes plus 1 KiB each, whichever
+   * records finish first, instead of one whole fetch each.
+   */
+  static ConsumerRecord<byte[], ByteBuffer> unpinned(ConsumerRecord<byte[], ByteBuffer> r) {
+    ByteBuffer v = r.value();
+    if (v == null || (v.hasArray() && v.array().length <= 2L * v.remaining() + VIEW_SLACK_BYTES)) {
+      return r;
+    }
+    ByteBuffer copy = ByteBuffer.wrap(RecordFormat.wholeArray(v));
+    return new ConsumerRecord<>(r.topic(), r.partition(), r.offset(), r.timestamp(), r.timestampType(),
+        r.serializedKeySize(), r.serializedValueSize(), r.key(), copy, r.headers(), r.leaderEpoch());
   }
 
   private static Properties properties(Properties base, String clientId, String group, Duration apiTimeout,

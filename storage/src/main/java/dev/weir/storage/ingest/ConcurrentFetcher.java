@@ -158,7 +158,7 @@ final class ConcurrentFetcher implements AutoCloseable {
                 cutAt = r.offset();
                 break fetching;
               }
-              w.records.add(r);
+              w.records.add(AssignedConsumers.unpinned(r));
               bytes += size;
             }
           }

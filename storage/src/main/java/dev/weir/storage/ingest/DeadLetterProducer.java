@@ -102,7 +102,6 @@ public final class DeadLetterProducer implements AutoCloseable {
     sendTruncated(r, error, value);
   }
 
-  /** Halves the value until the topic takes it; an empty value that still does not fit is permanent. */
   /** A record's value as produced: a partition reader's values are {@link ByteBuffer} views. */
   private static byte[] valueBytes(@Nullable Object value) {
     if (value == null) {
@@ -111,6 +110,7 @@ public final class DeadLetterProducer implements AutoCloseable {
     return value instanceof ByteBuffer b ? RecordFormat.wholeArray(b) : (byte[]) value;
   }
 
+  /** Halves the value until the topic takes it; an empty value that still does not fit is permanent. */
   private void sendTruncated(ConsumerRecord<byte[], ?> r, String error, byte[] value) {
     int len = value.length;
     while (true) {

@@ -206,7 +206,8 @@ final class ReaderSession {
 
   /** Hands fetched records (in offset order) to the pipeline: gap check, metrics, commit tracking. */
   private void handle(Iterable<ConsumerRecord<byte[], ByteBuffer>> records) throws InterruptedException {
-    for (ConsumerRecord<byte[], ByteBuffer> r : records) {
+    for (ConsumerRecord<byte[], ByteBuffer> fetched : records) {
+      ConsumerRecord<byte[], ByteBuffer> r = AssignedConsumers.unpinned(fetched);
       if (r.offset() > expectedNext) {
         long gap = r.offset() - expectedNext;
         metrics.missedRecords.increment(gap);

@@ -20,7 +20,8 @@ import org.junit.jupiter.api.Test;
  * A partition reader's consumer hands a record's value over as a view of the bytes Kafka fetched or
  * decompressed, without a copy ({@link AssignedConsumers#createReader}); the pipeline decodes it
  * while the consumer goes on polling. On a real broker, for every codec: the views are not copies,
- * and each still holds its record after many more fetches.
+ * each still holds its record after many more fetches, and only a slice of a whole (uncompressed)
+ * fetch is copied before it is held ({@link AssignedConsumers#unpinned}).
  */
 class ReaderConsumerIT {
   @Test
@@ -62,6 +63,15 @@ class ReaderConsumerIT {
         assertThat(v.array().length).as("%s record %d: a view inside what Kafka read, not a copy", codec, i)
             .isGreaterThan(v.remaining());
         arrays.merge(v.array(), 1, Integer::sum);
+        ConsumerRecord<byte[], ByteBuffer> held1 = AssignedConsumers.unpinned(held.get(i));
+        if (codec.equals("none")) {
+          assertThat(held1.value().array().length).as("a slice of a whole fetch is copied before it is held")
+              .isEqualTo(v.remaining());
+          assertThat(held1.value()).isEqualTo(v);
+        } else {
+          assertThat(held1).as("%s: a decompressed record's own buffer is held as it is", codec)
+              .isSameAs(held.get(i));
+        }
         // Decoded only now, after every later fetch: the bytes under the view did not change.
         RecordFormat.DecodedWire d = RecordFormat.decodeWire(held.get(i).key(), v, held.get(i).headers(),
             new WireSeries());
