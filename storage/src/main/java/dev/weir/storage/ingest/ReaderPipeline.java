@@ -333,13 +333,19 @@ final class ReaderPipeline implements AutoCloseable {
   private void dispatch(CommitTracker.Entry entry, String tenant, WireBatch req) throws InterruptedException {
     WireBatch[] byShard = new WireBatch[shards];
     int parts = 0;
-    for (int i = 0; i < req.size(); i++) {
-      int s = shardOf(req.hash(i), shards);
-      if (byShard[s] == null) {
-        byShard[s] = new WireBatch(req.size() / shards + 16);
-        parts++;
+    int only = oneShard(req);
+    if (only >= 0) {
+      byShard[only] = req; // every series goes to one shard (always so with one): no copy
+      parts = 1;
+    } else {
+      for (int i = 0; i < req.size(); i++) {
+        int s = shardOf(req.hash(i), shards);
+        if (byShard[s] == null) {
+          byShard[s] = new WireBatch(req.size() / shards + 16);
+          parts++;
+        }
+        byShard[s].add(req, i);
       }
-      byShard[s].add(req, i);
     }
     boolean hasMetadata = !req.metadata().isEmpty();
     if (parts == 0 && !hasMetadata) {
@@ -355,12 +361,28 @@ final class ReaderPipeline implements AutoCloseable {
     for (int s = 0; s < shards; s++) {
       if (byShard[s] != null) {
         if (!metadataSent) {
-          byShard[s].addMetadata(req.metadata());
+          if (byShard[s] != req) {
+            byShard[s].addMetadata(req.metadata());
+          }
           metadataSent = true;
         }
         putPart(s, new Part(entry, remaining, tenant, byShard[s]));
       }
     }
+  }
+
+  /** The shard every series of {@code req} goes to, or -1 when they go to several (or there are none). */
+  private int oneShard(WireBatch req) {
+    if (req.size() == 0) {
+      return -1;
+    }
+    int first = shardOf(req.hash(0), shards);
+    for (int i = 1; i < req.size(); i++) {
+      if (shardOf(req.hash(i), shards) != first) {
+        return -1;
+      }
+    }
+    return first;
   }
 
   /**

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.weir.proto.prompb.Label;
+import dev.weir.proto.prompb.MetricMetadata;
 import dev.weir.proto.prompb.Sample;
 import dev.weir.proto.prompb.TimeSeries;
 import dev.weir.proto.prompb.WriteRequest;
@@ -39,7 +40,7 @@ import org.junit.jupiter.api.Test;
 /** The reader pipeline without Kafka: records built in the record format, a pusher that records each call. */
 class ReaderPipelineTest {
   /** One push: its tenant, its series (labels → sample timestamps) and the thread it ran on. */
-  record Call(String tenant, Map<String, List<Long>> series, String thread) {}
+  record Call(String tenant, Map<String, List<Long>> series, String thread, int metadata) {}
 
   /** What the pusher does before storing a push; throwing fails the push. */
   interface Behaviour {
@@ -67,7 +68,7 @@ class ReaderPipelineTest {
         List<Long> samples = series.computeIfAbsent(RecordingPusher.key(ts), k -> new ArrayList<>());
         ts.getSamplesList().forEach(s -> samples.add(s.getTimestamp()));
       }
-      calls.add(new Call(tenant, series, Thread.currentThread().getName()));
+      calls.add(new Call(tenant, series, Thread.currentThread().getName(), request.getMetadataCount()));
     }
 
     /** Every sample timestamp pushed per tenant/series, in push order. */
@@ -180,6 +181,25 @@ class ReaderPipelineTest {
     await().until(() -> p.inFlight() == 0 && p.bufferedBytes() == 0);
     assertThat(metrics.recordsOk.count()).isEqualTo(300);
     assertThat(p.failure()).isNull();
+  }
+
+  @Test
+  void aRecordsMetadataIsAppendedOnceWhetherItsSeriesGoToOneShardOrSeveral() throws Exception {
+    for (int shards : new int[] {1, 3}) {
+      pusher.calls.clear();
+      ReaderPipeline p = pipeline(shards, 1 << 20, null);
+      WriteRequest req = request(7, 20).toBuilder()
+          .addMetadata(MetricMetadata.newBuilder().setMetricFamilyName("m").setHelp("a help text"))
+          .build();
+      CommitTracker.Entry e = submit(p, record(7, "tenant", req.toByteArray()));
+      await().until(e::isDone);
+      assertThat(pusher.calls.stream().mapToInt(Call::metadata).sum()).as("%d shards", shards).isEqualTo(1);
+      assertThat(pusher.samplesBySeries()).as("%d shards", shards).hasSize(20)
+          .allSatisfy((series, samples) -> assertThat(samples).containsExactly(7L));
+      if (shards > 1) {
+        assertThat(pusher.calls).as("series split across shards").hasSizeGreaterThan(1);
+      }
+    }
   }
 
   @Test
