@@ -53,17 +53,32 @@ class BitWriter {
     bitLen++;
   }
 
-  /** Writes the low {@code n} bits of {@code bits}, most significant first. */
+  /**
+   * Writes the low {@code n} bits of {@code bits} (0 ≤ n ≤ 64), most significant first: the rest
+   * of the current byte, then whole bytes, then the head of the next. Bytes past the written bits
+   * are always zero (the buffer only grows, zero-filled), so whole bytes are stored, not merged.
+   */
   void writeBits(long bits, int n) {
+    if (n <= 0) {
+      return;
+    }
     ensure(n);
-    while (n > 0) {
-      int idx = (int) (bitLen >>> 3);
-      int free = 8 - (int) (bitLen & 7);
-      int take = Math.min(free, n);
-      int part = (int) ((bits >>> (n - take)) & ((1 << take) - 1));
-      buf[idx] |= (byte) (part << (free - take));
-      bitLen += take;
-      n -= take;
+    long v = n == 64 ? bits : bits & ((1L << n) - 1);
+    int idx = (int) (bitLen >>> 3);
+    int free = 8 - (int) (bitLen & 7);
+    bitLen += n;
+    if (n <= free) {
+      buf[idx] |= (byte) (v << (free - n));
+      return;
+    }
+    n -= free;
+    buf[idx++] |= (byte) (v >>> n);
+    while (n >= 8) {
+      n -= 8;
+      buf[idx++] = (byte) (v >>> n);
+    }
+    if (n > 0) {
+      buf[idx] = (byte) (v << (8 - n));
     }
   }
 
