@@ -25,6 +25,7 @@ import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -60,7 +61,15 @@ class EarlyCompactionStressTest {
     AtomicBoolean stop = new AtomicBoolean();
     int writers = 2;
     int rounds = 900;
-    CyclicBarrier tick = new CyclicBarrier(writers);
+    // Rounds go on past `rounds` until more than 10 early compactions ran beside them (at most
+    // 20 x as many rounds): how many fit in 900 rounds depends on how fast the appends are.
+    AtomicInteger compactions = new AtomicInteger();
+    AtomicInteger trips = new AtomicInteger();
+    AtomicBoolean more = new AtomicBoolean(true);
+    CyclicBarrier tick = new CyclicBarrier(writers, () -> {
+      int done = trips.getAndIncrement();
+      more.set(done < rounds || (compactions.get() <= 10 && done < 20 * rounds));
+    });
     List<Thread> threads = new ArrayList<>();
     List<Throwable> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
     for (int w = 0; w < writers; w++) {
@@ -72,8 +81,11 @@ class EarlyCompactionStressTest {
           long[] last = new long[nSeries];
           int[] silentUntil = new int[nSeries];
           java.util.Arrays.fill(last, Long.MIN_VALUE);
-          for (int round = 0; round < rounds && !stop.get(); round++) {
+          for (int round = 0; !stop.get(); round++) {
             tick.await();
+            if (!more.get()) {
+              break;
+            }
             long now = round * 1_000L;
             Appender app = t.head("a").appender();
             List<Labels> sent = new ArrayList<>();
@@ -124,6 +136,7 @@ class EarlyCompactionStressTest {
     int compacted = 0;
     while (threads.stream().anyMatch(Thread::isAlive)) {
       compacted += t.compactEarlyIfOverThreshold();
+      compactions.set(compacted);
     }
     for (Thread th : threads) {
       th.join();
