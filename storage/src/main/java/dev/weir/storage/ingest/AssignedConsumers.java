@@ -142,5 +142,4 @@ public final class AssignedConsumers {
     p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, valueDeserializer);
     return p;
   }
-
 }

@@ -376,6 +376,9 @@ final class ReaderPipeline implements AutoCloseable {
     if (req.size() == 0) {
       return -1;
     }
+    if (shards == 1) {
+      return 0;
+    }
     int first = shardOf(req.hash(0), shards);
     for (int i = 1; i < req.size(); i++) {
       if (shardOf(req.hash(i), shards) != first) {

@@ -172,7 +172,6 @@ public final class RecordFormat {
     return b;
   }
 
-
   /**
    * The record's format version: 1 without the header (records from before it existed).
    *
