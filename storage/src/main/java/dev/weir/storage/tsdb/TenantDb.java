@@ -110,7 +110,15 @@ public final class TenantDb {
     long t0 = System.nanoTime();
     AtomicLong samples = new AtomicLong();
     AtomicLong unknown = new AtomicLong();
+    boolean concurrent = PipelinedVisitor.worthIt();
     head.beginReplay();
+    db.replayInto(samples, unknown, replayed, concurrent, t0);
+    return db;
+  }
+
+  /** Replays the WAL and the WBL into the head, then opens both logs for writing. */
+  private void replayInto(AtomicLong samples, AtomicLong unknown, LongConsumer replayed, boolean concurrent,
+      long t0) throws IOException, WalCorruptionException {
     WalRecords.Visitor intoHead = new WalRecords.Visitor() {
       @Override
       public void series(int ref, Labels labels) {
@@ -151,16 +159,18 @@ public final class TenantDb {
       }
     };
     WalReader.Result r;
-    if (PipelinedVisitor.worthIt()) {
-      // Records are read and decoded on this thread while another one applies them to the head.
-      try (PipelinedVisitor pipelined = new PipelinedVisitor(intoHead, "wal-replay-" + tenant)) {
+    if (concurrent) {
+      // Records are read and decoded on this thread (which also encodes a series' labels for the
+      // head) while another one applies them to the head.
+      try (PipelinedVisitor pipelined = new PipelinedVisitor(intoHead, "wal-replay-" + tenant,
+          Labels::withWireEncoding)) {
         r = WalReader.replay(config.walDir(tenant), pipelined, config.walRepair(), metrics.wal, tenant);
         pipelined.finish();
       }
     } else {
       r = WalReader.replay(config.walDir(tenant), intoHead, config.walRepair(), metrics.wal, tenant);
     }
-    Wal wbl = db.replayWbl(samples, unknown);
+    Wal wbl = replayWbl(samples, unknown);
     head.finishReplay();
     metrics.samplesReplayed.increment(samples.get());
     if (unknown.get() > 0) {
@@ -173,12 +183,11 @@ public final class TenantDb {
           String.format("%.0f", samples.get() / Math.max(secs, 1e-9)));
     }
     Wal w = Wal.open(config.walDir(tenant), config.walSegmentBytes(), config.channelOpener(), metrics.wal, tenant);
-    db.wal = w;
-    db.replay = r;
+    wal = w;
+    replay = r;
     head.attachWal(w);
     head.attachWbl(() -> Wal.open(config.wblDir(tenant), config.walSegmentBytes(), config.channelOpener(),
         metrics.wal, tenant), wbl);
-    return db;
   }
 
   /**

@@ -64,8 +64,11 @@ public final class HeadMetadata {
       if (w != null) {
         ByteSink sink = new ByteSink(256);
         List<MetadataRecords.Entry> entries = new ArrayList<>(changed.size());
+        // While a replay's index is still being built the record names no series (ref 0, which
+        // replay does not use): a write does not wait for the build.
+        PostingsIndex p = head.postingsIfBuilt();
         for (MetricMetadata m : changed) {
-          entries.add(entry(refOf(m.getMetricFamilyName()), m));
+          entries.add(entry(p == null ? 0 : refOf(p, m.getMetricFamilyName()), m));
         }
         MetadataRecords.write(sink, entries, head.walRecordBytes());
         lsn = w.append(sink);
@@ -88,9 +91,9 @@ public final class HeadMetadata {
   }
 
   /** A logged series of the family (its name is the family's or the family's plus a suffix), or 0. */
-  private int refOf(String family) {
+  private int refOf(PostingsIndex postings, String family) {
     for (String suffix : FAMILY_SUFFIXES) {
-      for (int ref : Selector.select(head.postings(), List.of(Matcher.eq(Labels.METRIC_NAME, family + suffix)))) {
+      for (int ref : Selector.select(postings, List.of(Matcher.eq(Labels.METRIC_NAME, family + suffix)))) {
         MemSeries s = head.byRef(ref);
         if (s != null && s.logged) {
           return ref;
@@ -145,7 +148,7 @@ public final class HeadMetadata {
     List<MetadataRecords.Entry> entries = new ArrayList<>();
     for (MetricMetadata m : byFamily.values()) {
       if (live(m.getMetricFamilyName())) {
-        entries.add(entry(refOf(m.getMetricFamilyName()), m));
+        entries.add(entry(refOf(head.postings(), m.getMetricFamilyName()), m));
       }
     }
     if (!entries.isEmpty()) {

@@ -15,7 +15,10 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
@@ -69,6 +72,13 @@ public final class TenantHead {
 
   /** Series created by replay, added to postings in ref order when replay finishes. */
   private @Nullable List<MemSeries> replayed;
+  /**
+   * The postings of a large replay being built in the background ({@link #finishReplay}); null
+   * once the index is complete. Whatever reads the index waits for it.
+   */
+  private volatile @Nullable CompletableFuture<Void> postingsBuild;
+  /** Series created while the replay's postings are built: added after them, in ref order. */
+  private @Nullable List<MemSeries> pendingPostings;
   private final HeadExemplars exemplars = new HeadExemplars(this);
   private final HeadMetadata metadata = new HeadMetadata(this);
 
@@ -125,8 +135,38 @@ public final class TenantHead {
     return walRecordBytes;
   }
 
+  /** The postings index, once complete (waits for a replay's background build). */
   PostingsIndex postings() {
+    awaitPostings();
     return postings;
+  }
+
+  /** The postings index, or null while a replay's background build is still running. */
+  @Nullable PostingsIndex postingsIfBuilt() {
+    CompletableFuture<Void> f = postingsBuild;
+    return f == null || (f.isDone() && !f.isCompletedExceptionally()) ? postings : null;
+  }
+
+  /**
+   * Waits until the postings of the replay are built (at most the time of one build, about 2 s
+   * per million series on 2 cores).
+   *
+   * @throws IllegalStateException when the build failed or the wait was interrupted
+   */
+  private void awaitPostings() {
+    CompletableFuture<Void> f = postingsBuild;
+    if (f == null) {
+      return;
+    }
+    try {
+      f.get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while waiting for the head's index of tenant " + tenant, e);
+    } catch (java.util.concurrent.ExecutionException e) {
+      throw new IllegalStateException("building the head's index of tenant " + tenant + " failed: " + e.getCause(),
+          e.getCause());
+    }
   }
 
   /** The live series with this WAL ref (or alias), or null. */
@@ -223,12 +263,19 @@ public final class TenantHead {
   }
 
   private MemSeries createLocked(Labels labels, int ref) {
-    Labels interned = Labels.withWireEncoding(options.interner().internInPlace(labels));
+    // Interning replaces strings by equal ones: an encoding made before (a replay's reading
+    // thread makes it) still holds.
+    Labels interned = options.interner().internInPlace(labels);
+    if (interned.wireEncoding() == null) {
+      interned = Labels.withWireEncoding(interned);
+    }
     MemSeries s = new MemSeries(interned, ref);
     refs.put(ref, s);
     series.put(s);
     if (replayed != null) {
       replayed.add(s);
+    } else if (pendingPostings != null) {
+      pendingPostings.add(s);
     } else {
       postings.add(s);
     }
@@ -516,8 +563,32 @@ public final class TenantHead {
     return true;
   }
 
-  /** Ends a replay: builds the postings in ref order and drops series that got no sample. */
+  /**
+   * Ends a replay: drops the series that got no sample and builds the postings of the others, in
+   * ref order. With at least {@value #BACKGROUND_POSTINGS_MIN_SERIES} series the postings are built
+   * on a background thread shared by all heads ({@link #POSTINGS_BUILDER}): the head takes
+   * samples at once, series created meanwhile join the index after the build, and every read of
+   * the index (queries, truncation, checkpoints) waits for it.
+   */
   public void finishReplay() {
+    finishReplay(POSTINGS_BUILDER, BACKGROUND_POSTINGS_MIN_SERIES);
+  }
+
+  /** Replays with at least this many series build their postings in the background. */
+  static final int BACKGROUND_POSTINGS_MIN_SERIES = 50_000;
+
+  /**
+   * One daemon thread builds the postings of replayed heads, one head after the other: a start
+   * with many tenants does not build them all at once beside the replay of the next.
+   */
+  private static final Executor POSTINGS_BUILDER = Executors.newSingleThreadExecutor(r -> {
+    Thread t = new Thread(r, "head-postings-build");
+    t.setDaemon(true);
+    return t;
+  });
+
+  /** {@link #finishReplay()} with the executor and threshold of the background build (tests). */
+  void finishReplay(Executor builder, int backgroundMinSeries) {
     synchronized (createLock) {
       List<MemSeries> created = replayed;
       replayed = null;
@@ -525,9 +596,10 @@ public final class TenantHead {
         return;
       }
       created.sort(Comparator.comparingInt(MemSeries::ref));
+      List<MemSeries> kept = new ArrayList<>(created.size());
       for (MemSeries s : created) {
         if (s.hasAnySamples()) {
-          postings.add(s);
+          kept.add(s);
         } else {
           series.remove(s.labels());
           refs.put(s.ref(), null);
@@ -536,6 +608,51 @@ public final class TenantHead {
         }
       }
       aliases.values().removeIf(s -> s.removed);
+      if (kept.size() < backgroundMinSeries) {
+        for (MemSeries s : kept) {
+          postings.add(s);
+        }
+        return;
+      }
+      CompletableFuture<Void> build = new CompletableFuture<>();
+      pendingPostings = new ArrayList<>();
+      postingsBuild = build;
+      try {
+        builder.execute(() -> buildPostings(kept, build));
+      } catch (RuntimeException e) { // rejected: build here
+        buildPostings(kept, build);
+      }
+    }
+  }
+
+  /**
+   * Adds the replayed series to the index, then (under the creation lock) those created since;
+   * the only writer of the index until it completes {@code build}.
+   */
+  private void buildPostings(List<MemSeries> kept, CompletableFuture<Void> build) {
+    try {
+      for (MemSeries s : kept) {
+        postings.add(s);
+      }
+      synchronized (createLock) {
+        List<MemSeries> pending = pendingPostings;
+        pendingPostings = null;
+        if (pending != null) {
+          for (MemSeries s : pending) {
+            postings.add(s);
+          }
+        }
+        build.complete(null);
+        postingsBuild = null;
+      }
+    } catch (RuntimeException | Error e) {
+      org.slf4j.LoggerFactory.getLogger(TenantHead.class).error(
+          "msg=\"building the head's index after replay failed: queries of the tenant fail\" user={} err=\"{}\"",
+          tenant, e.toString());
+      build.completeExceptionally(e);
+      if (e instanceof Error err) {
+        throw err;
+      }
     }
   }
 
@@ -548,6 +665,7 @@ public final class TenantHead {
    * @return the number of series removed
    */
   public int truncate(long before) {
+    awaitPostings(); // before the locks: the build takes the creation lock to finish
     appendLock.lock();
     try {
       minValidTime = Math.max(minValidTime, before);
@@ -650,7 +768,7 @@ public final class TenantHead {
   }
 
   private List<SeriesChunks> select(long mint, long maxt, List<Matcher> matchers, boolean withOoo) {
-    int[] selected = Selector.select(postings, matchers);
+    int[] selected = Selector.select(postings(), matchers);
     List<SeriesChunks> out = new ArrayList<>();
     for (int ref : selected) {
       MemSeries s = refs.get(ref);
@@ -677,7 +795,7 @@ public final class TenantHead {
   public List<String> labelNames(long mint, long maxt, List<Matcher> matchers) {
     Set<String> names = new TreeSet<>(dev.weir.storage.tsdb.labels.Utf8Order.COMPARATOR);
     if (matchers.isEmpty() && coversAll(mint, maxt)) {
-      names.addAll(postings.labelNames());
+      names.addAll(postings().labelNames());
     } else {
       forEachSeries(mint, maxt, matchers, s -> names.addAll(s.labels().names()));
     }
@@ -688,7 +806,7 @@ public final class TenantHead {
   public List<String> labelValues(String name, long mint, long maxt, List<Matcher> matchers) {
     Set<String> values = new TreeSet<>(dev.weir.storage.tsdb.labels.Utf8Order.COMPARATOR);
     if (matchers.isEmpty() && coversAll(mint, maxt)) {
-      values.addAll(postings.labelValues(name));
+      values.addAll(postings().labelValues(name));
     } else {
       forEachSeries(mint, maxt, matchers, s -> {
         String v = s.labels().get(name);
@@ -705,7 +823,7 @@ public final class TenantHead {
   }
 
   private void forEachSeries(long mint, long maxt, List<Matcher> matchers, Consumer<MemSeries> action) {
-    for (int ref : Selector.select(postings, matchers)) {
+    for (int ref : Selector.select(postings(), matchers)) {
       MemSeries s = refs.get(ref);
       if (s == null) {
         continue;

@@ -4,6 +4,7 @@ import dev.weir.storage.tsdb.chunk.NativeHistogram;
 import dev.weir.storage.tsdb.labels.Labels;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
+import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -44,6 +45,7 @@ public final class PipelinedVisitor implements WalRecords.Visitor, AutoCloseable
   }
 
   private final WalRecords.Visitor target;
+  private final UnaryOperator<Labels> seriesLabels;
   private final BlockingQueue<Batch> full = new ArrayBlockingQueue<>(IN_FLIGHT);
   private final BlockingQueue<Batch> free = new ArrayBlockingQueue<>(IN_FLIGHT + 2);
   private final Thread applier;
@@ -53,7 +55,17 @@ public final class PipelinedVisitor implements WalRecords.Visitor, AutoCloseable
 
   /** Starts the applying thread, named {@code threadName}. */
   public PipelinedVisitor(WalRecords.Visitor target, String threadName) {
+    this(target, threadName, UnaryOperator.identity());
+  }
+
+  /**
+   * As above; {@code seriesLabels} maps the labels of each series record in the reading thread
+   * before they are handed over (work taken off the applying thread, such as an encoding the
+   * target would make).
+   */
+  public PipelinedVisitor(WalRecords.Visitor target, String threadName, UnaryOperator<Labels> seriesLabels) {
     this.target = target;
+    this.seriesLabels = seriesLabels;
     for (int i = 0; i < IN_FLIGHT + 1; i++) {
       free.add(new Batch());
     }
@@ -144,7 +156,7 @@ public final class PipelinedVisitor implements WalRecords.Visitor, AutoCloseable
 
   @Override
   public void series(int ref, Labels labels) {
-    add(SERIES, ref, 0, 0, labels);
+    add(SERIES, ref, 0, 0, seriesLabels.apply(labels));
   }
 
   @Override

@@ -1,6 +1,7 @@
 package dev.weir.storage.tsdb.head;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weir.storage.tsdb.labels.Interner;
 import dev.weir.storage.tsdb.labels.Labels;
@@ -327,5 +328,146 @@ class TenantHeadTest {
     app.add(app.series(Labels.of("__name__", "m", "pod", "pod-1")), 80_000, 1);
     app.commit(false);
     assertThat(interner.size()).isEqualTo(14);
+  }
+
+  /** Holds what it is given until the test runs it. */
+  static final class HeldExecutor implements java.util.concurrent.Executor {
+    final List<Runnable> held = new ArrayList<>();
+
+    @Override
+    public void execute(Runnable r) {
+      held.add(r);
+    }
+
+    void runAll() {
+      held.forEach(Runnable::run);
+      held.clear();
+    }
+  }
+
+  /**
+   * A head replayed from {@code n} series with one sample each at t=1000 (refs 1..n, handed over
+   * in pairs out of ref order as concurrent appenders log them) and one series with no sample,
+   * finished with {@code builder}, which gets the postings build when {@code backgroundMin} allows.
+   */
+  private TenantHead replayedHead(int n, java.util.concurrent.Executor builder, int backgroundMin) {
+    TenantHead h = new TenantHead("t", new HeadConfig(7_200_000L, 120), HeadOptions.inMemory(new Interner(), wall::get));
+    h.beginReplay();
+    for (int i = 1; i <= n; i++) {
+      int ref = i % 2 == 1 && i < n ? i + 1 : i % 2 == 0 ? i - 1 : i;
+      h.replaySeries(ref, Labels.of("__name__", "m", "i", "s" + ref));
+      assertThat(h.replaySample(ref, 1000, ref)).isTrue();
+    }
+    h.replaySeries(n + 1, Labels.of("__name__", "m", "i", "empty"));
+    h.finishReplay(builder, backgroundMin);
+    return h;
+  }
+
+  /** Waits (bounded) until {@code t} blocks, as a thread waiting for the index does. */
+  private static void awaitWaiting(Thread t) throws InterruptedException {
+    for (int i = 0; i < 30_000 && t.getState() != Thread.State.WAITING; i++) {
+      Thread.sleep(1);
+    }
+    assertThat(t.getState()).as("%s blocks until the index is built", t.getName()).isEqualTo(Thread.State.WAITING);
+  }
+
+  @Test
+  void aLargeReplayTakesWritesWhileItsIndexIsBuiltAndQueriesWaitForTheWholeIndex() throws Exception {
+    int n = 201;
+    HeldExecutor builder = new HeldExecutor();
+    TenantHead h = replayedHead(n, builder, 1);
+    assertThat(builder.held).as("the build is handed to the background").hasSize(1);
+
+    // Writes do not wait: a sample of a replayed series, a new series, and metadata.
+    Appender app = h.appender();
+    app.add(app.series(Labels.of("__name__", "m", "i", "s7")), 2000, 7);
+    app.add(app.series(Labels.of("__name__", "m", "i", "new")), 2000, -1);
+    assertThat(app.commit(false).appended()).isEqualTo(2);
+    assertThat(h.metadata().commit(List.of(dev.weir.proto.prompb.MetricMetadata.newBuilder()
+        .setMetricFamilyName("m").setHelp("h").build()), false)).isEqualTo(1);
+    assertThat(h.numSeries()).isEqualTo(n + 1);
+
+    java.util.concurrent.atomic.AtomicReference<List<SeriesChunks>> found = new java.util.concurrent.atomic.AtomicReference<>();
+    Thread query = new Thread(() -> found.set(h.select(0, Long.MAX_VALUE, List.of(Matcher.eq("__name__", "m")))),
+        "query");
+    query.start();
+    awaitWaiting(query);
+    assertThat(found.get()).isNull();
+
+    builder.runAll();
+    query.join(60_000);
+    assertThat(found.get()).as("every replayed series with a sample, and the new one").hasSize(n + 1);
+    int[] refs = h.postings().get("__name__", "m");
+    assertThat(refs).hasSize(n + 1).isSorted();
+    assertThat(refs[n - 1]).isEqualTo(n);
+    assertThat(refs[n]).as("the series created during the build comes last").isGreaterThan(n + 1);
+    assertThat(h.postings().get("i", "empty")).as("dropped: no sample").isEmpty();
+    assertThat(h.postings().get("i", "new")).containsExactly(refs[n]);
+    assertThat(h.select(0, Long.MAX_VALUE, List.of(Matcher.eq("i", "s7"))).get(0)
+        .samples(0, Long.MAX_VALUE).size()).isEqualTo(2);
+    // Later series join the index directly.
+    append(Labels.of("__name__", "late"), 3000, 1);
+    assertThat(head.select(0, Long.MAX_VALUE, List.of(Matcher.eq("__name__", "late")))).hasSize(1);
+    Appender later = h.appender();
+    later.add(later.series(Labels.of("__name__", "m", "i", "later")), 3000, 1);
+    later.commit(false);
+    assertThat(h.postings().get("__name__", "m")).hasSize(n + 2).isSorted();
+  }
+
+  @Test
+  void truncationWaitsForTheIndexOfAReplayThenRemovesWhatItDropped() throws Exception {
+    int n = 50;
+    HeldExecutor builder = new HeldExecutor();
+    TenantHead h = replayedHead(n, builder, 1);
+    Appender app = h.appender();
+    app.add(app.series(Labels.of("__name__", "m", "i", "s3")), 5000, 3);
+    app.commit(false);
+    int[] removed = {-1};
+    Thread truncation = new Thread(() -> removed[0] = h.truncate(2000), "truncation");
+    truncation.start();
+    awaitWaiting(truncation);
+    builder.runAll();
+    truncation.join(60_000);
+    assertThat(removed[0]).as("every series whose only sample was before 2000").isEqualTo(n - 1);
+    assertThat(h.postings().get("__name__", "m")).containsExactly(3);
+    assertThat(h.select(0, Long.MAX_VALUE, List.of(Matcher.eq("__name__", "m")))).hasSize(1);
+  }
+
+  @Test
+  void aSmallReplayOrARejectedBuildCompletesTheIndexBeforeReplayEnds() {
+    HeldExecutor unused = new HeldExecutor();
+    TenantHead small = replayedHead(30, unused, 31);
+    assertThat(unused.held).isEmpty();
+    assertThat(small.postingsIfBuilt()).isNotNull();
+    assertThat(small.postings().get("__name__", "m")).hasSize(30).isSorted();
+
+    TenantHead rejected = replayedHead(30, r -> {
+      throw new java.util.concurrent.RejectedExecutionException("shut down");
+    }, 1);
+    assertThat(rejected.postingsIfBuilt()).isNotNull();
+    assertThat(rejected.postings().get("__name__", "m")).hasSize(30).isSorted();
+  }
+
+  @Test
+  void aFailedIndexBuildFailsQueriesWithItsCauseInsteadOfAnsweringFromAPartialIndex() {
+    TenantHead h = new TenantHead("t", new HeadConfig(7_200_000L, 120), HeadOptions.inMemory(new Interner(), wall::get));
+    h.beginReplay();
+    for (int ref = 1; ref <= 20; ref++) {
+      h.replaySeries(ref, Labels.of("__name__", "m", "i", "s" + ref));
+      h.replaySample(ref, 1000, ref);
+    }
+    // The fault: series 15's label value is gone, so adding it to the index throws.
+    h.byRef(15).labels().pairsUnsafe()[3] = null;
+    HeldExecutor builder = new HeldExecutor();
+    h.finishReplay(builder, 1);
+    builder.runAll();
+    assertThat(h.postingsIfBuilt()).isNull();
+    assertThatThrownBy(() -> h.select(0, Long.MAX_VALUE, List.of(Matcher.eq("__name__", "m"))))
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("building the head's index of tenant t failed")
+        .hasCauseInstanceOf(NullPointerException.class);
+    assertThatThrownBy(() -> h.truncate(2000)).isInstanceOf(IllegalStateException.class);
+    Appender app = h.appender();
+    app.add(app.series(Labels.of("__name__", "m", "i", "s2")), 2000, 2);
+    assertThat(app.commit(false).appended()).as("writes go on").isEqualTo(1);
   }
 }

@@ -72,6 +72,33 @@ class PipelinedVisitorTest {
   }
 
   @Test
+  void seriesLabelsAreMappedOnTheReadingThreadBeforeTheHandOff() {
+    List<String> mappedOn = new java.util.concurrent.CopyOnWriteArrayList<>();
+    List<Labels> applied = new ArrayList<>();
+    WalRecords.Visitor target = new WalRecords.Visitor() {
+      @Override
+      public void series(int ref, Labels labels) {
+        applied.add(labels);
+      }
+
+      @Override
+      public void sample(int ref, long t, double v) {}
+    };
+    try (PipelinedVisitor p = new PipelinedVisitor(target, "replay-test", l -> {
+      mappedOn.add(Thread.currentThread().getName());
+      return Labels.withWireEncoding(l);
+    })) {
+      p.series(1, Labels.of("__name__", "up", "job", "a"));
+      p.series(2, Labels.of("__name__", "up", "job", "b"));
+      p.finish();
+    }
+    assertThat(mappedOn).containsOnly(Thread.currentThread().getName()).hasSize(2);
+    assertThat(applied).containsExactly(Labels.of("__name__", "up", "job", "a"), Labels.of("__name__", "up", "job", "b"));
+    assertThat(applied).allSatisfy(l -> assertThat(l.wireEncoding()).isNotNull()
+        .isEqualTo(Labels.withWireEncoding(Labels.of(l.pairsUnsafe().clone())).wireEncoding()));
+  }
+
+  @Test
   void aFailureOfTheTargetIsThrownToTheReaderAndTheRestIsNotApplied() {
     Recorder target = new Recorder();
     target.failAt = 10;
