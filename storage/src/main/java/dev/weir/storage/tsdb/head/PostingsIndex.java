@@ -4,6 +4,7 @@ import dev.weir.storage.tsdb.labels.Labels;
 import dev.weir.storage.tsdb.postings.PostingsSource;
 import dev.weir.storage.tsdb.postings.Sorted;
 import java.util.Collection;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -19,6 +20,7 @@ import java.util.function.IntPredicate;
  * it with a list. With two such labels per series that is 96 bytes and two objects per series
  * less than lists, and 32 bytes and two objects less than a holder object of the ref (an
  * object fewer is less for the collector to copy, too: a WAL replay creates every one of them).
+ * A name's values are a {@link ValueMap} (flat arrays, no node per value).
  *
  * <p>Thread-safe: one writer at a time (the caller holds the head's write lock for {@link #add}
  * and {@link #removeIf}), lock-free readers: a series' ref never changes, and the map publishes
@@ -26,10 +28,9 @@ import java.util.function.IntPredicate;
  */
 final class PostingsIndex implements PostingsSource {
   /** Per name, per value: the {@link MemSeries} of a pair only it has, or a {@link PostingList}. */
-  private final ConcurrentHashMap<String, ConcurrentHashMap<String, Object>> index = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, ValueMap> index = new ConcurrentHashMap<>();
   private final PostingList all = new PostingList();
   private final java.util.concurrent.atomic.AtomicInteger lists = new java.util.concurrent.atomic.AtomicInteger();
-  private final java.util.concurrent.atomic.AtomicInteger singles = new java.util.concurrent.atomic.AtomicInteger();
 
   /**
    * Adds a series under its labels; refs must be added in increasing order (the caller holds the
@@ -39,18 +40,19 @@ final class PostingsIndex implements PostingsSource {
     int ref = s.ref();
     Labels labels = s.labels();
     for (int i = 0; i < labels.size(); i++) {
-      ConcurrentHashMap<String, Object> values = index.computeIfAbsent(labels.name(i), k -> new ConcurrentHashMap<>());
+      ValueMap values = index.get(labels.name(i));
+      if (values == null) {
+        values = index.computeIfAbsent(labels.name(i), k -> new ValueMap());
+      }
       String value = labels.value(i);
       Object cur = values.get(value);
       if (cur == null) {
         values.put(value, s);
-        singles.incrementAndGet();
       } else if (cur instanceof MemSeries one) {
         PostingList l = new PostingList();
         l.add(one.ref());
         l.add(ref);
         values.put(value, l);
-        singles.decrementAndGet();
         lists.incrementAndGet();
       } else {
         ((PostingList) cur).add(ref);
@@ -63,16 +65,11 @@ final class PostingsIndex implements PostingsSource {
   void removeIf(IntPredicate removed) {
     IntPredicate keep = removed.negate();
     all.retain(keep);
-    for (Map.Entry<String, ConcurrentHashMap<String, Object>> byName : index.entrySet()) {
-      ConcurrentHashMap<String, Object> values = byName.getValue();
-      values.entrySet().removeIf(e -> {
-        Object v = e.getValue();
+    for (Map.Entry<String, ValueMap> byName : index.entrySet()) {
+      ValueMap values = byName.getValue();
+      values.removeIf((value, v) -> {
         if (v instanceof MemSeries one) {
-          if (keep.test(one.ref())) {
-            return false;
-          }
-          singles.decrementAndGet();
-          return true;
+          return !keep.test(one.ref());
         }
         PostingList l = (PostingList) v;
         l.retain(keep);
@@ -89,12 +86,16 @@ final class PostingsIndex implements PostingsSource {
   }
 
   /**
-   * Estimated heap bytes: per list its object, array header and map node (~88 bytes), plus 4
-   * bytes per entry with growth slack (~1.25); per single-series pair its map node and table
-   * slot (~36 bytes, its one entry already counted in {@code entries}).
+   * Estimated heap bytes: the value tables of every name (two 4-byte slots per table slot), per
+   * list its object and array header (40 bytes) plus 4 bytes per entry with growth slack (~1.25);
+   * a single-series pair costs its table slot only.
    */
   long bytesEstimate(long entries) {
-    return lists.get() * 88L + singles.get() * 36L + entries * 5L;
+    long tables = 0;
+    for (ValueMap values : index.values()) {
+      tables += values.tableBytes();
+    }
+    return tables + lists.get() * 40L + entries * 5L;
   }
 
   @Override
@@ -111,14 +112,14 @@ final class PostingsIndex implements PostingsSource {
     return index.keySet();
   }
 
-  Set<String> labelValues(String name) {
-    Map<String, Object> values = index.get(name);
-    return values == null ? Set.of() : values.keySet();
+  Collection<String> labelValues(String name) {
+    ValueMap values = index.get(name);
+    return values == null ? List.of() : values.values();
   }
 
   @Override
   public int[] get(String name, String value) {
-    Map<String, Object> values = index.get(name);
+    ValueMap values = index.get(name);
     if (values == null) {
       return Sorted.EMPTY;
     }

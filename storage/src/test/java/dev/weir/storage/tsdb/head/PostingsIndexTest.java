@@ -29,8 +29,9 @@ class PostingsIndexTest {
     assertThat(index.all()).containsExactly(1, 2, 3, 4);
     assertThat(index.labelValues("pod")).containsExactlyInAnyOrder("p1", "p2", "p3", "p4");
     assertThat(index.labelNames()).containsExactlyInAnyOrder("__name__", "job", "pod");
-    // Lists: __name__=up and job=api; single-series pairs: job=db and four pods.
-    assertThat(index.bytesEstimate(0)).isEqualTo(2 * 88L + 5 * 36L);
+    // Lists: __name__=up and job=api (40 bytes each); value tables (two arrays of 16 + 4 per slot):
+    // __name__ and job 4 slots, pod 8 (four values at a load of at most one half).
+    assertThat(index.bytesEstimate(0)).isEqualTo(2 * 40L + 2 * (16 + 4 * 4) * 2 + 2 * (16 + 4 * 8));
   }
 
   @Test
@@ -49,7 +50,8 @@ class PostingsIndexTest {
     assertThat(index.get("pod", "p5")).containsExactly(5);
     assertThat(index.labelValues("pod")).containsExactlyInAnyOrder("p3", "p5", "p6");
     assertThat(index.all()).containsExactly(3, 5, 6);
-    assertThat(index.bytesEstimate(0)).isEqualTo(2 * 88L + 3 * 36L);
+    // Lists __name__=up, job=api; tables: __name__ and job 4 slots, pod 8 (three values left).
+    assertThat(index.bytesEstimate(0)).isEqualTo(2 * 40L + 2 * (16 + 4 * 4) * 2 + 2 * (16 + 4 * 8));
 
     index.removeIf(ref -> true);
     assertThat(index.labelNames()).isEmpty();
