@@ -13,7 +13,7 @@ import org.jspecify.annotations.Nullable;
  * One series in a tenant head: its labels, its completed chunks and the chunk being appended to.
  *
  * <p>Thread-safety: sample data is guarded by this object's monitor. Appends additionally happen
- * only under the head's append lock, which also guards the {@code pending*} fields used to check a
+ * only under the head's append lock, which also guards the {@code mark*} fields used to check a
  * batch before it is logged and applied.
  */
 public final class MemSeries {
@@ -43,13 +43,15 @@ public final class MemSeries {
   private volatile long lastAppendWallMillis;
 
   // Guarded by the head's append lock.
-  long pendingTxn;
-  long pendingT;
-  long pendingValueBits;
-  /** The pending sample's histogram, null for a float sample. */
-  @Nullable NativeHistogram pendingHistogram;
-  /** The commit that last queued this series' record for the WAL (dedup within one commit). */
-  long seriesTxn;
+  /**
+   * The commit that last marked this series: while it checks its batch, {@link #markIndex} is the
+   * batch index of the series' latest accepted sample (the pending newest: its time, value and
+   * histogram are read from the batch, not copied here); while it logs, {@link #QUEUED} says the
+   * series record is already queued for the WAL.
+   */
+  long markTxn;
+  int markIndex;
+  static final int QUEUED = -1;
   /** Whether the series record is in the WAL (then samples may reference the ref). */
   boolean logged;
   /** Set when truncation removed the series; an appender holding it must look it up again. */

@@ -310,24 +310,25 @@ public final class TenantHead {
           batch[i] = s;
         }
         NativeHistogram h = hs == null ? null : hs[i];
-        boolean pending = s.pendingTxn == id;
+        // The series' newest sample: an earlier one of this batch it accepted (pending), else its own.
+        boolean pending = s.markTxn == id;
+        int p = s.markIndex;
         boolean has = pending || s.hasSamples();
-        long seriesMax = pending ? s.pendingT : s.maxTime();
-        long lastBits = pending ? s.pendingValueBits : s.lastValueBits();
+        long seriesMax = pending ? ts[p] : s.maxTime();
+        long lastBits = pending ? Double.doubleToRawLongBits(vs[p]) : s.lastValueBits();
+        NativeHistogram lastHistogram = pending ? (hs == null ? null : hs[p]) : s.lastHistogram();
         byte kind;
         if (h != null) {
-          kind = check.checkHistogram(s, ts[i], h, has, seriesMax, pending ? s.pendingHistogram : s.lastHistogram());
-        } else if (has && ts[i] == seriesMax && (pending ? s.pendingHistogram : s.lastHistogram()) != null) {
+          kind = check.checkHistogram(s, ts[i], h, has, seriesMax, lastHistogram);
+        } else if (has && ts[i] == seriesMax && lastHistogram != null) {
           kind = check.rejectWith(RejectReason.DUPLICATE_TIMESTAMP); // a float where a histogram is
         } else {
           kind = check.check(i, has, seriesMax, lastBits);
         }
         kinds[i] = kind;
         if (kind == SampleCheck.IN_ORDER) {
-          s.pendingTxn = id;
-          s.pendingT = ts[i];
-          s.pendingValueBits = Double.doubleToRawLongBits(vs[i]);
-          s.pendingHistogram = h;
+          s.markTxn = id;
+          s.markIndex = i;
           appended++;
         } else if (kind == SampleCheck.OUT_OF_ORDER) {
           ooo++;
@@ -392,7 +393,7 @@ public final class TenantHead {
   /**
    * Writes the accepted samples (and unlogged series) to the WAL, in records small enough for the
    * reader; caller holds the append lock. A series is collected once per commit through its
-   * {@code seriesTxn} mark (O(1), no list search).
+   * mark ({@link MemSeries#QUEUED}; O(1), no list search).
    */
   private long log(Wal w, long txnId, long source, Accepted a, int count) {
     MemSeries[] batch = a.batch();
@@ -408,11 +409,12 @@ public final class TenantHead {
     for (int i = 0; i < n; i++) {
       MemSeries s = batch[i];
       if ((kinds[i] == SampleCheck.IN_ORDER || kinds[i] == SampleCheck.OUT_OF_ORDER) && !s.logged
-          && s.seriesTxn != txnId) {
+          && (s.markTxn != txnId || s.markIndex != MemSeries.QUEUED)) {
         if (newSeries == null) {
           newSeries = new ArrayList<>();
         }
-        s.seriesTxn = txnId;
+        s.markTxn = txnId; // the batch is checked: the mark now only says "queued"
+        s.markIndex = MemSeries.QUEUED;
         newSeries.add(s);
       }
     }
@@ -937,9 +939,9 @@ public final class TenantHead {
 
   /**
    * Object overhead per series, as a class histogram of the head shows it ({@code bin/bench memory}
-   * with {@code -Dweir.bench.histogram=true}): MemSeries (136 bytes), Labels (24), series table
+   * with {@code -Dweir.bench.histogram=true}): MemSeries (112 bytes), Labels (24), series table
    * slots (~12 at its load), ref page slot (4), the head chunk's appender (72) and its buffer's
    * header (16).
    */
-  static final long SERIES_OVERHEAD_BYTES = 136 + 24 + 12 + 4 + 72 + 16;
+  static final long SERIES_OVERHEAD_BYTES = 112 + 24 + 12 + 4 + 72 + 16;
 }

@@ -470,4 +470,41 @@ class TenantHeadTest {
     app.add(app.series(Labels.of("__name__", "m", "i", "s2")), 2000, 2);
     assertThat(app.commit(false).appended()).as("writes go on").isEqualTo(1);
   }
+
+  @Test
+  void aCommitLogsEachNewSeriesOnceHoweverManySamplesItHasAndChecksThemAgainstEachOther(@TempDir Path dir)
+      throws Exception {
+    TenantHead h = new TenantHead("t", new HeadConfig(7_200_000L, 120), HeadOptions.inMemory(new Interner(), wall::get));
+    try (Wal wal = Wal.open(dir, 1L << 30, Wal.DEFAULT_OPENER, WalMetrics.noop(), "t")) {
+      h.attachWal(wal);
+      Appender app = h.appender();
+      for (int k = 0; k < 3; k++) {
+        app.add(app.series(Labels.of("__name__", "a")), 1000 + k, k);
+        app.add(app.series(Labels.of("__name__", "b")), 1000 + k, -k);
+      }
+      // Against the newest sample of the same batch (pending, not applied yet):
+      app.add(app.series(Labels.of("__name__", "a")), 1002, 2); // the same sample again: a duplicate
+      app.add(app.series(Labels.of("__name__", "b")), 1002, 7); // same time, another value
+      CommitResult r = app.commit(true);
+      assertThat(r.appended()).isEqualTo(6);
+      assertThat(r.duplicates()).isEqualTo(1);
+      assertThat(r.rejections()).singleElement().extracting(Rejection::reason)
+          .isEqualTo(RejectReason.DUPLICATE_TIMESTAMP);
+    }
+    List<Integer> seriesRecords = new ArrayList<>();
+    int[] samples = {0};
+    WalReader.replay(dir, new WalRecords.Visitor() {
+      @Override
+      public void series(int ref, Labels labels) {
+        seriesRecords.add(ref);
+      }
+
+      @Override
+      public void sample(int ref, long t, double v) {
+        samples[0]++;
+      }
+    }, false, WalMetrics.noop(), "t");
+    assertThat(seriesRecords).as("one series record per new series").hasSize(2).doesNotHaveDuplicates();
+    assertThat(samples[0]).isEqualTo(6);
+  }
 }
