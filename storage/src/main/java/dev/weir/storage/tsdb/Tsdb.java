@@ -403,9 +403,23 @@ public final class Tsdb implements AutoCloseable {
     return null;
   }
 
-  /** Same as {@link #walFailure()}: the storage's reason for /ready to fail. */
+  /**
+   * The storage's reason for /ready to fail: {@link #walFailure()}, else the first tenant whose
+   * head index failed to build after its replay (its queries fail; restart), else null.
+   */
   public @Nullable String notReadyReason() {
-    return walFailure();
+    String wal = walFailure();
+    if (wal != null) {
+      return wal;
+    }
+    for (String tenant : tenants()) {
+      TenantDb db = tenants.get(tenant);
+      String f = db == null ? null : db.head().indexFailure();
+      if (f != null) {
+        return "head of tenant " + tenant + ": " + f + " (queries of the tenant fail; restart)";
+      }
+    }
+    return null;
   }
 
   /** Number of tenants whose WAL is in the failed state. */

@@ -148,6 +148,23 @@ public final class TenantHead {
   }
 
   /**
+   * Why this head cannot answer queries: its replay's background index build failed (sticky until
+   * restart; readiness reports it), or null.
+   */
+  public @Nullable String indexFailure() {
+    CompletableFuture<Void> f = postingsBuild;
+    if (f == null || !f.isCompletedExceptionally()) {
+      return null;
+    }
+    try {
+      f.getNow(null);
+      return null;
+    } catch (java.util.concurrent.CompletionException | java.util.concurrent.CancellationException e) {
+      return "building the index after the WAL replay failed: " + (e.getCause() == null ? e : e.getCause());
+    }
+  }
+
+  /**
    * Waits until the postings of the replay are built (at most the time of one build, about 2 s
    * per million series on 2 cores).
    *

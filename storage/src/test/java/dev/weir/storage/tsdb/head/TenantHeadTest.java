@@ -439,6 +439,7 @@ class TenantHeadTest {
     TenantHead small = replayedHead(30, unused, 31);
     assertThat(unused.held).isEmpty();
     assertThat(small.postingsIfBuilt()).isNotNull();
+    assertThat(small.indexFailure()).isNull();
     assertThat(small.postings().get("__name__", "m")).hasSize(30).isSorted();
 
     TenantHead rejected = replayedHead(30, r -> {
@@ -460,8 +461,11 @@ class TenantHeadTest {
     h.byRef(15).labels().pairsUnsafe()[3] = null;
     HeldExecutor builder = new HeldExecutor();
     h.finishReplay(builder, 1);
+    assertThat(h.indexFailure()).as("still building").isNull();
     builder.runAll();
     assertThat(h.postingsIfBuilt()).isNull();
+    assertThat(h.indexFailure()).as("readiness reports it").contains("building the index after the WAL replay failed")
+        .contains("NullPointerException");
     assertThatThrownBy(() -> h.select(0, Long.MAX_VALUE, List.of(Matcher.eq("__name__", "m"))))
         .isInstanceOf(IllegalStateException.class).hasMessageContaining("building the head's index of tenant t failed")
         .hasCauseInstanceOf(NullPointerException.class);
