@@ -11,9 +11,10 @@ import org.jspecify.annotations.Nullable;
 /**
  * The values of one label name in a head's postings: value → the {@link MemSeries} of a pair only
  * it has, or the {@link PostingList} of the pair. Open addressing over two flat arrays (value,
- * entry) at a load of at most one half: 8–16 bytes per value where a {@code ConcurrentHashMap}
- * spent a 32-byte node and its table slot, and no object per value for the collector to copy
- * (with a pod and an instance label, a head has about two values per series).
+ * entry) at a load between one quarter and one half: 16–32 bytes per value where a
+ * {@code ConcurrentHashMap} spent a 32-byte node and its table slot (36–43 bytes), and no object
+ * per value for the collector to copy (with a pod and an instance label, a head has about two
+ * values per series).
  *
  * <p>Thread-safety: one writer at a time (the postings' writer), lock-free readers. A slot's entry
  * is stored before its key, both with release semantics, and read after it with acquire
@@ -43,10 +44,6 @@ final class ValueMap {
   private volatile Table table = new Table(MIN_CAPACITY);
   private volatile int size;
 
-  private static int spread(int h) {
-    return (h ^ (h >>> 16)) * 0x9E3779B1;
-  }
-
   int size() {
     return size;
   }
@@ -60,7 +57,7 @@ final class ValueMap {
     Table t = table;
     int hash = value.hashCode();
     int mask = t.keys.length - 1;
-    for (int i = spread(hash) & mask; ; i = (i + 1) & mask) {
+    for (int i = SeriesMap.spread(hash) & mask; ; i = (i + 1) & mask) {
       String k = (String) KEYS.getAcquire(t.keys, i);
       if (k == null) {
         return null;
@@ -140,7 +137,7 @@ final class ValueMap {
   private static int slot(Table t, String value) {
     int hash = value.hashCode();
     int mask = t.keys.length - 1;
-    for (int i = spread(hash) & mask; ; i = (i + 1) & mask) {
+    for (int i = SeriesMap.spread(hash) & mask; ; i = (i + 1) & mask) {
       String k = t.keys[i];
       if (k == null || k == value || (k.hashCode() == hash && k.equals(value))) {
         return i;
