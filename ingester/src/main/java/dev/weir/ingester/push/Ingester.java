@@ -205,10 +205,10 @@ public final class Ingester implements Service, PushHandler {
           && ws.maxValueLength() <= l.maxLabelValueLength()) {
         series = app.existing(ws.key());
       }
-      Labels labels;
-      if (series != null) {
-        labels = series.labels();
-      } else {
+      // A found series keeps only its labels' bytes: they are decoded only when needed (histograms,
+      // exemplars, an error message), not for every pushed series.
+      @Nullable Labels labels = null;
+      if (series == null) {
         String[] pairs;
         try {
           pairs = ws.pairs();
@@ -224,6 +224,9 @@ public final class Ingester implements Service, PushHandler {
         }
       }
       MemSeries created = appendSeries(app, series, labels, ws.samples(), timestamps, values, maxTime, errors);
+      if (labels == null && (ws.histograms() > 0 || ws.exemplars() > 0)) {
+        labels = series.labels();
+      }
       if (ws.histograms() > 0) {
         try {
           appendHistograms(app, created, labels, new WireHistograms(ws), l, maxTime, errors);
@@ -309,19 +312,19 @@ public final class Ingester implements Service, PushHandler {
    *
    * @return the series, or null when it was not known and none of its samples was acceptable
    */
-  private static @Nullable MemSeries appendSeries(Appender app, @Nullable MemSeries known, Labels labels,
+  private static @Nullable MemSeries appendSeries(Appender app, @Nullable MemSeries known, @Nullable Labels labels,
       int samples, IntToLongFunction timestamp, IntToDoubleFunction value, long maxTime, PushErrors errors) {
     MemSeries series = known;
     for (int i = 0; i < samples; i++) {
       long t = timestamp.applyAsLong(i);
       if (t > maxTime) {
         errors.add("sample_too_far_in_future", 1, "received a sample whose timestamp is too far in the"
-            + " future, timestamp: " + t + ", series: '" + Validator.seriesText(labels) + "'");
+            + " future, timestamp: " + t + ", series: '" + Validator.seriesText(labelsOf(known, labels)) + "'");
         continue;
       }
       if (series == null) {
         try {
-          series = app.series(labels);
+          series = app.series(labelsOf(known, labels));
         } catch (ClientErrorException e) {
           errors.add(e.reason(), samples - i, e.getMessage());
           break;
@@ -330,6 +333,17 @@ public final class Ingester implements Service, PushHandler {
       app.add(series, t, value.applyAsDouble(i));
     }
     return series;
+  }
+
+  /** The labels of a push's series: given when it was not found, else decoded from the found one. */
+  private static Labels labelsOf(@Nullable MemSeries known, @Nullable Labels labels) {
+    if (labels != null) {
+      return labels;
+    }
+    if (known == null) {
+      throw new IllegalArgumentException("neither labels nor a series");
+    }
+    return known.labels();
   }
 
   /**

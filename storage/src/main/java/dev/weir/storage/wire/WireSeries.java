@@ -2,6 +2,7 @@ package dev.weir.storage.wire;
 
 import dev.weir.storage.tsdb.chunk.NativeHistogram;
 import dev.weir.storage.tsdb.labels.Labels;
+import dev.weir.storage.tsdb.labels.SeriesKey;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CharsetDecoder;
@@ -16,9 +17,9 @@ import org.jspecify.annotations.Nullable;
  * arrays have grown to the largest series seen.
  *
  * <p>When every label is ASCII and the names arrive sorted and unique (what Prometheus sends),
- * {@link #key()} is an object whose {@code hashCode} and {@code equals} match the {@link Labels}
- * with the same content, so a hash map keyed by {@code Labels} finds the existing series without
- * building a String. Otherwise {@link #hasKey()} is false and the caller builds the labels with
+ * {@link #key()} is a {@link SeriesKey} with the hash of the {@link Labels} of the same content,
+ * matched against a head series' canonical label bytes, so the head finds the existing series
+ * without building a String. Otherwise {@link #hasKey()} is false and the caller builds the labels with
  * {@link #pairs()}. Usage:
  *
  * <pre>{@code
@@ -856,8 +857,8 @@ public final class WireSeries {
     return Arrays.hashCode(p);
   }
 
-  /** A stand-in for the {@link Labels} of this series in hash lookups; valid until the next reset. */
-  public Object key() {
+  /** A stand-in for the {@link Labels} of this series in series lookups; valid until the next reset. */
+  public SeriesKey key() {
     if (!hasKey()) {
       throw new IllegalStateException("labels are not ASCII, sorted and unique: build them with pairs()");
     }
@@ -891,8 +892,8 @@ public final class WireSeries {
     }
   }
 
-  /** Equal to a {@link Labels} with the same names and values in the same (sorted) order. */
-  private final class Key {
+  /** Matches the canonical encoding of the {@link Labels} with the same names and values. */
+  private final class Key implements SeriesKey {
     @Override
     public int hashCode() {
       ensureHash();
@@ -901,36 +902,30 @@ public final class WireSeries {
 
     @Override
     public boolean equals(@Nullable Object o) {
-      ensureHash();
-      if (!(o instanceof Labels l) || l.hashCode() != hash || l.size() != labels) {
-        return false;
-      }
-      byte[] wire = l.wireEncoding();
-      if (wire != null && labelsContiguous && labelsStart >= 0) {
-        // Equal bytes are equal labels. Unequal bytes may still be equal labels in a
-        // non-canonical encoding: the caller then takes the slow path, which finds the series.
-        return Arrays.equals(buf, labelsStart, labelsEnd, wire, 0, wire.length);
-      }
-      ensureLabelsRead();
-      String[] p = l.pairsUnsafe();
-      for (int i = 0; i < p.length; i++) {
-        if (!sameAscii(p[i], labelPos[2 * i], labelPos[2 * i + 1])) {
-          return false;
-        }
-      }
-      return true;
+      return this == o;
     }
 
-    private boolean sameAscii(String s, int off, int len) {
-      if (s.length() != len) {
-        return false;
+    @Override
+    public boolean matches(byte[] canonical) {
+      if (labelsContiguous && labelsStart >= 0) {
+        // Equal bytes are equal labels. Unequal bytes may still be equal labels in a
+        // non-canonical encoding: the caller then takes the slow path, which finds the series.
+        return Arrays.equals(buf, labelsStart, labelsEnd, canonical, 0, canonical.length);
       }
-      for (int i = 0; i < len; i++) {
-        if (s.charAt(i) != buf[off + i]) {
+      ensureLabelsRead();
+      Labels.WireCursor c = new Labels.WireCursor(canonical);
+      for (int k = 0; k < labels; k++) {
+        if (!c.next()
+            || !sameBytes(labelPos[4 * k], labelPos[4 * k + 1], canonical, c.nameOff, c.nameLen)
+            || !sameBytes(labelPos[4 * k + 2], labelPos[4 * k + 3], canonical, c.valueOff, c.valueLen)) {
           return false;
         }
       }
-      return true;
+      return !c.next();
+    }
+
+    private boolean sameBytes(int off, int len, byte[] other, int otherOff, int otherLen) {
+      return len == otherLen && Arrays.equals(buf, off, off + len, other, otherOff, otherOff + otherLen);
     }
 
     @Override

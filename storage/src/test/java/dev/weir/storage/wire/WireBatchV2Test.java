@@ -87,8 +87,14 @@ class WireBatchV2Test {
     WireSeries ws = b.read(0, new WireSeries());
     assertThat(ws.hasKey()).isTrue();
     assertThat(b.hash(0)).isEqualTo(labels.hashCode());
-    Map<Labels, String> head = Map.of(labels, "series");
-    assertThat(head.get(ws.key())).isEqualTo("series");
+    // 2.0 labels are symbol references, not contiguous 1.0 bytes: matched label by label.
+    assertThat(ws.key().matches(labels.encoded().wireEncoding())).isTrue();
+    assertThat(ws.key().matches(Labels.of("__name__", "up", "instance", "a:9091", "job", "node").encoded()
+        .wireEncoding())).isFalse();
+    assertThat(ws.key().matches(Labels.of("__name__", "up", "instance", "a:9090").encoded().wireEncoding()))
+        .as("a prefix of the labels").isFalse();
+    assertThat(ws.key().matches(Labels.of("__name__", "up", "instance", "a:9090", "job", "node", "z", "1")
+        .encoded().wireEncoding())).as("more labels").isFalse();
     WireBatch v1 = WireBatch.parse(WriteRequest.newBuilder().addTimeseries(b.toWriteRequest().getTimeseries(0))
         .build().toByteArray(), new WireSeries());
     assertThat(v1.hash(0)).as("same shard whatever the record version").isEqualTo(b.hash(0));

@@ -57,7 +57,7 @@ public final class Appender {
   }
 
   /** The existing series whose labels equal {@code key} (see {@link TenantHead#getByKey}), or null. */
-  public @org.jspecify.annotations.Nullable MemSeries existing(Object key) {
+  public @org.jspecify.annotations.Nullable MemSeries existing(dev.weir.storage.tsdb.labels.SeriesKey key) {
     return head.getByKey(key);
   }
 

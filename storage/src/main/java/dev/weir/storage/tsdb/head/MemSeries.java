@@ -20,7 +20,14 @@ public final class MemSeries {
   private static final byte[][] NO_CHUNKS = new byte[0][];
   private static final long[] NO_TIMES = new long[0];
 
-  private final Labels labels;
+  /**
+   * The labels in their canonical encoding only ({@link Labels#withWireEncoding}): the strings
+   * live once in the head's postings and the interner, so a series keeps no {@code String[]} or
+   * {@link Labels} of its own (120 bytes at 10 labels); {@link #labels()} decodes.
+   */
+  private final byte[] labelBytes;
+  /** {@link Labels#hashCode()} of the labels. */
+  private final int labelsHash;
   private final int ref;
 
   private byte[][] chunks = NO_CHUNKS;
@@ -60,12 +67,36 @@ public final class MemSeries {
   private @Nullable OooSeries ooo;
 
   MemSeries(Labels labels, int ref) {
-    this.labels = labels;
+    this.labelBytes = labels.encoded().wireEncoding();
+    this.labelsHash = labels.hashCode();
     this.ref = ref;
   }
 
+  /**
+   * The series' labels, decoded anew on every call (new strings, not the interned ones): for
+   * queries, messages and blocks, not for loops over every series of a write path.
+   */
   public Labels labels() {
-    return labels;
+    return Labels.fromWireEncoding(labelBytes, labelsHash);
+  }
+
+  /** The canonical encoding of the labels; callers must not modify it. */
+  byte[] labelBytes() {
+    return labelBytes;
+  }
+
+  int labelsHash() {
+    return labelsHash;
+  }
+
+  /** The number of labels. */
+  int labelCount() {
+    return Labels.wireLabelCount(labelBytes);
+  }
+
+  /** The value of one label ({@code name} as UTF-8), or null; decodes only that value. */
+  @Nullable String labelValue(byte[] name) {
+    return Labels.wireValue(labelBytes, name);
   }
 
   public int ref() {
@@ -477,6 +508,6 @@ public final class MemSeries {
 
   @Override
   public String toString() {
-    return labels.toString();
+    return labels().toString();
   }
 }

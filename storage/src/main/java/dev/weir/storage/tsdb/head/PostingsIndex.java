@@ -34,11 +34,11 @@ final class PostingsIndex implements PostingsSource {
 
   /**
    * Adds a series under its labels; refs must be added in increasing order (the caller holds the
-   * write lock).
+   * write lock). {@code labels} are the series' labels with their strings interned: the index
+   * keeps these instances (a series keeps only its labels' bytes).
    */
-  void add(MemSeries s) {
+  void add(MemSeries s, Labels labels) {
     int ref = s.ref();
-    Labels labels = s.labels();
     for (int i = 0; i < labels.size(); i++) {
       ValueMap values = index.get(labels.name(i));
       if (values == null) {

@@ -1,6 +1,7 @@
 package dev.weir.storage.tsdb.head;
 
 import dev.weir.storage.tsdb.labels.Labels;
+import dev.weir.storage.tsdb.labels.SeriesKey;
 import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.List;
@@ -8,7 +9,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A tenant head's series by labels: an open-addressing table of {@link MemSeries} references (the
- * labels are the series' own), so a series costs one table slot, 4–8 bytes at a load of at most
+ * labels are the series' own canonical bytes), so a series costs one table slot, 4–8 bytes at a load of at most
  * one half, where a {@code ConcurrentHashMap} spent a 32-byte node and a slot (about 72 bytes per
  * series with the table).
  *
@@ -37,10 +38,14 @@ final class SeriesMap {
   }
 
   /**
-   * The series whose labels equal {@code key}: a {@link Labels}, or an object whose
-   * {@code hashCode} and {@code equals(Labels)} behave like one.
+   * The series whose labels equal {@code key}: a {@link Labels}, or a key made from a pushed
+   * series' bytes (which may miss equal labels sent in a non-canonical form, see
+   * {@link SeriesKey#matches}).
    */
-  @Nullable MemSeries get(Object key) {
+  @Nullable MemSeries get(SeriesKey key) {
+    if (key instanceof Labels l) {
+      key = l.encoded(); // encoded once here, not per probed series
+    }
     while (true) {
       int seq = removals;
       MemSeries s = probe(key);
@@ -52,7 +57,7 @@ final class SeriesMap {
     }
   }
 
-  private @Nullable MemSeries probe(Object key) {
+  private @Nullable MemSeries probe(SeriesKey key) {
     int hash = key.hashCode();
     MemSeries[] t = table;
     int mask = t.length - 1;
@@ -61,8 +66,7 @@ final class SeriesMap {
       if (s == null) {
         return null;
       }
-      Labels l = s.labels();
-      if (l.hashCode() == hash && (l == key || key.equals(l))) {
+      if (s.labelsHash() == hash && key.matches(s.labelBytes())) {
         return s;
       }
     }
@@ -74,7 +78,7 @@ final class SeriesMap {
     if ((size + 1) * 2 > t.length) {
       t = rebuilt(t, t.length * 2);
     }
-    t[freeSlot(t, s.labels().hashCode())] = s;
+    t[freeSlot(t, s.labelsHash())] = s;
     // The volatile write publishes the slot to readers that read size before the table.
     size = size + 1;
   }
@@ -93,25 +97,24 @@ final class SeriesMap {
     for (int k = from; k < to; k++) {
       MemSeries s = t[spread(hashOf.applyAsInt(k)) & mask];
       if (s != null) {
-        Labels l = s.labels();
-        byte[] w = l.wireEncoding();
-        sink += l.hashCode() + (w == null || w.length == 0 ? 0 : w[0]);
+        byte[] w = s.labelBytes();
+        sink += s.labelsHash() + (w.length == 0 ? 0 : w[0]);
       }
     }
     return sink;
   }
 
-  /** Removes the series with these labels, if present; the caller holds the writer lock. */
-  void remove(Labels labels) {
+  /** Removes this series (the same object), if present; the caller holds the writer lock. */
+  void remove(MemSeries series) {
     MemSeries[] t = table;
     int mask = t.length - 1;
-    int i = spread(labels.hashCode()) & mask;
+    int i = spread(series.labelsHash()) & mask;
     while (true) {
       MemSeries s = t[i];
       if (s == null) {
         return;
       }
-      if (s.labels().equals(labels)) {
+      if (s == series) {
         break;
       }
       i = (i + 1) & mask;
@@ -128,7 +131,7 @@ final class SeriesMap {
       if (s == null) {
         break;
       }
-      int home = spread(s.labels().hashCode()) & mask;
+      int home = spread(s.labelsHash()) & mask;
       boolean homeBetween = hole <= j ? home > hole && home <= j : home > hole || home <= j;
       if (!homeBetween) {
         t[hole] = s;
@@ -182,7 +185,7 @@ final class SeriesMap {
     MemSeries[] n = new MemSeries[capacity];
     for (MemSeries s : t) {
       if (s != null) {
-        n[freeSlot(n, s.labels().hashCode())] = s;
+        n[freeSlot(n, s.labelsHash())] = s;
       }
     }
     table = n;

@@ -70,15 +70,21 @@ public final class TenantHead {
   private volatile long minTime = Long.MAX_VALUE;
   private volatile long maxTime = Long.MIN_VALUE;
 
+  /**
+   * A series not in the postings yet, with its interned labels (what the index keeps; the series
+   * itself keeps only their bytes).
+   */
+  private record Unindexed(MemSeries series, Labels labels) {}
+
   /** Series created by replay, added to postings in ref order when replay finishes. */
-  private @Nullable List<MemSeries> replayed;
+  private @Nullable List<Unindexed> replayed;
   /**
    * The postings of a large replay being built in the background ({@link #finishReplay}); null
    * once the index is complete. Whatever reads the index waits for it.
    */
   private volatile @Nullable CompletableFuture<Void> postingsBuild;
   /** Series created while the replay's postings are built: added after them, in ref order. */
-  private @Nullable List<MemSeries> pendingPostings;
+  private @Nullable List<Unindexed> pendingPostings;
   private final HeadExemplars exemplars = new HeadExemplars(this);
   private final HeadMetadata metadata = new HeadMetadata(this);
 
@@ -290,11 +296,11 @@ public final class TenantHead {
     refs.put(ref, s);
     series.put(s);
     if (replayed != null) {
-      replayed.add(s);
+      replayed.add(new Unindexed(s, interned));
     } else if (pendingPostings != null) {
-      pendingPostings.add(s);
+      pendingPostings.add(new Unindexed(s, interned));
     } else {
-      postings.add(s);
+      postings.add(s, interned);
     }
     return s;
   }
@@ -437,12 +443,12 @@ public final class TenantHead {
     }
     if (newSeries != null) {
       int[] r = new int[newSeries.size()];
-      Labels[] l = new Labels[newSeries.size()];
+      byte[][] l = new byte[newSeries.size()][];
       for (int i = 0; i < r.length; i++) {
         r[i] = newSeries.get(i).ref();
-        l[i] = newSeries.get(i).labels();
+        l[i] = newSeries.get(i).labelBytes();
       }
-      WalRecords.series(walBuffer, r, l, r.length, walRecordBytes);
+      WalRecords.seriesEncoded(walBuffer, r, l, r.length, walRecordBytes);
     }
     int[] r = new int[count];
     long[] t = new long[count];
@@ -609,27 +615,28 @@ public final class TenantHead {
   /** {@link #finishReplay()} with the executor and threshold of the background build (tests). */
   void finishReplay(Executor builder, int backgroundMinSeries) {
     synchronized (createLock) {
-      List<MemSeries> created = replayed;
+      List<Unindexed> created = replayed;
       replayed = null;
       if (created == null) {
         return;
       }
-      created.sort(Comparator.comparingInt(MemSeries::ref));
-      List<MemSeries> kept = new ArrayList<>(created.size());
-      for (MemSeries s : created) {
+      created.sort(Comparator.comparingInt(u -> u.series().ref()));
+      List<Unindexed> kept = new ArrayList<>(created.size());
+      for (Unindexed u : created) {
+        MemSeries s = u.series();
         if (s.hasAnySamples()) {
-          kept.add(s);
+          kept.add(u);
         } else {
-          series.remove(s.labels());
+          series.remove(s);
           refs.put(s.ref(), null);
           s.removed = true;
-          options.interner().release(s.labels());
+          options.interner().release(u.labels());
         }
       }
       aliases.values().removeIf(s -> s.removed);
       if (kept.size() < backgroundMinSeries) {
-        for (MemSeries s : kept) {
-          postings.add(s);
+        for (Unindexed u : kept) {
+          postings.add(u.series(), u.labels());
         }
         return;
       }
@@ -648,17 +655,17 @@ public final class TenantHead {
    * Adds the replayed series to the index, then (under the creation lock) those created since;
    * the only writer of the index until it completes {@code build}.
    */
-  private void buildPostings(List<MemSeries> kept, CompletableFuture<Void> build) {
+  private void buildPostings(List<Unindexed> kept, CompletableFuture<Void> build) {
     try {
-      for (MemSeries s : kept) {
-        postings.add(s);
+      for (Unindexed u : kept) {
+        postings.add(u.series(), u.labels());
       }
       synchronized (createLock) {
-        List<MemSeries> pending = pendingPostings;
+        List<Unindexed> pending = pendingPostings;
         pendingPostings = null;
         if (pending != null) {
-          for (MemSeries s : pending) {
-            postings.add(s);
+          for (Unindexed u : pending) {
+            postings.add(u.series(), u.labels());
           }
         }
         build.complete(null);
@@ -694,7 +701,7 @@ public final class TenantHead {
         for (MemSeries s : series.snapshot()) {
           if (s.dropChunksBefore(before)) {
             s.removed = true;
-            series.remove(s.labels());
+            series.remove(s);
             refs.put(s.ref(), null);
             removedRefs.add(s.ref());
             options.interner().release(s.labels()); // the interner forgets strings no series uses
@@ -748,7 +755,7 @@ public final class TenantHead {
       long b = s.bytesBefore(before);
       if (b < 0) {
         n[0]++;
-        n[1] += seriesBytes(s) + 5L * (s.labels().size() + 1); // and its postings entries
+        n[1] += seriesBytes(s) + 5L * (s.labelCount() + 1); // and its postings entries
       } else {
         n[1] += b;
       }
@@ -827,8 +834,9 @@ public final class TenantHead {
     if (matchers.isEmpty() && coversAll(mint, maxt)) {
       values.addAll(postings().labelValues(name));
     } else {
+      byte[] nameBytes = name.getBytes(java.nio.charset.StandardCharsets.UTF_8);
       forEachSeries(mint, maxt, matchers, s -> {
-        String v = s.labels().get(name);
+        String v = s.labelValue(nameBytes);
         if (v != null) {
           values.add(v);
         }
@@ -913,10 +921,10 @@ public final class TenantHead {
   }
 
   /**
-   * The series whose labels equal {@code key}: an object whose {@code hashCode} and
-   * {@code equals(Labels)} behave like a {@link Labels} (see {@link dev.weir.storage.wire.WireSeries#key()}).
+   * The series whose labels {@code key} matches (see {@link dev.weir.storage.wire.WireSeries#key()}),
+   * or null.
    */
-  public @Nullable MemSeries getByKey(Object key) {
+  public @Nullable MemSeries getByKey(dev.weir.storage.tsdb.labels.SeriesKey key) {
     return series.get(key);
   }
 
@@ -935,30 +943,28 @@ public final class TenantHead {
   }
 
   /**
-   * Estimated heap bytes of the head: per series its objects, label array and chunk data, plus
+   * Estimated heap bytes of the head: per series its objects, label bytes and chunk data, plus
    * the postings index (strings are shared through interning and counted in the interner).
    */
   public long memoryBytesEstimate() {
     long[] n = {0, 0}; // bytes, postings entries
     series.forEachApproximately(s -> {
       n[0] += seriesBytes(s);
-      n[1] += s.labels().size() + 1;
+      n[1] += s.labelCount() + 1;
     });
     return n[0] + postings.bytesEstimate(n[1]);
   }
 
   /** A series' share of {@link #memoryBytesEstimate()} without its postings: objects, labels, chunks. */
   private static long seriesBytes(MemSeries s) {
-    byte[] wire = s.labels().wireEncoding();
-    return SERIES_OVERHEAD_BYTES + 16L + 4L * 2 * s.labels().size() + s.chunkBytes()
-        + (wire == null ? 0 : 16L + wire.length);
+    return SERIES_OVERHEAD_BYTES + s.chunkBytes() + 16L + s.labelBytes().length;
   }
 
   /**
    * Object overhead per series, as a class histogram of the head shows it ({@code bin/bench memory}
-   * with {@code -Dweir.bench.histogram=true}): MemSeries (112 bytes), Labels (24), series table
-   * slots (~12 at its load), ref page slot (4), the head chunk's appender (72) and its buffer's
-   * header (16).
+   * with {@code -Dweir.bench.histogram=true}): MemSeries (112 bytes), series table slots (~12 at
+   * its load), ref page slot (4), the head chunk's appender (72) and its buffer's header (16). The
+   * label bytes' array is counted with them ({@link #seriesBytes}).
    */
-  static final long SERIES_OVERHEAD_BYTES = 112 + 24 + 12 + 4 + 72 + 16;
+  static final long SERIES_OVERHEAD_BYTES = 112 + 12 + 4 + 72 + 16;
 }

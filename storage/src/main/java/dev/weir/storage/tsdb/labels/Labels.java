@@ -17,7 +17,7 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Thread-safe (immutable).
  */
-public final class Labels implements Comparable<Labels> {
+public final class Labels implements Comparable<Labels>, SeriesKey {
   public static final String METRIC_NAME = "__name__";
   public static final Labels EMPTY = new Labels(new String[0]);
 
@@ -141,6 +141,133 @@ public final class Labels implements Comparable<Labels> {
   /** The encoding made by {@link #withWireEncoding}, or null; callers must not modify it. */
   public byte @Nullable [] wireEncoding() {
     return wire;
+  }
+
+  /** These labels with their canonical encoding: this object when it has one. */
+  public Labels encoded() {
+    return wire != null ? this : withWireEncoding(this);
+  }
+
+  /**
+   * Labels decoded from a canonical encoding ({@link #withWireEncoding}), which they keep; new
+   * strings, not interned. {@code hash} is the labels' {@link #hashCode()}, known to the caller
+   * (a head series stores it beside its encoding).
+   */
+  public static Labels fromWireEncoding(byte[] wire, int hash) {
+    WireCursor c = new WireCursor(wire);
+    int n = 0;
+    while (c.next()) {
+      n++;
+    }
+    String[] pairs = new String[2 * n];
+    c = new WireCursor(wire);
+    for (int i = 0; c.next(); i += 2) {
+      pairs[i] = c.name();
+      pairs[i + 1] = c.value();
+    }
+    return new Labels(pairs, hash, wire);
+  }
+
+  /** The number of labels in a canonical encoding. */
+  public static int wireLabelCount(byte[] wire) {
+    WireCursor c = new WireCursor(wire);
+    int n = 0;
+    while (c.next()) {
+      n++;
+    }
+    return n;
+  }
+
+  /**
+   * The value of the label named {@code name} (its UTF-8 bytes) in a canonical encoding, or null
+   * when there is no such label; only that value becomes a String.
+   */
+  public static @Nullable String wireValue(byte[] wire, byte[] name) {
+    WireCursor c = new WireCursor(wire);
+    while (c.next()) {
+      if (c.nameLen == name.length && Arrays.equals(wire, c.nameOff, c.nameOff + c.nameLen, name, 0, name.length)) {
+        return c.value();
+      }
+    }
+    return null;
+  }
+
+  /** {@inheritDoc} By byte comparison with this label set's own canonical encoding. */
+  @Override
+  public boolean matches(byte[] canonical) {
+    byte[] w = wire != null ? wire : withWireEncoding(this).wire;
+    return Arrays.equals(w, canonical);
+  }
+
+  /**
+   * Walks a canonical encoding ({@link #withWireEncoding}) label by label: after each
+   * {@link #next()} that returned true, the name and value are the byte ranges
+   * {@code [nameOff, nameOff + nameLen)} and {@code [valueOff, valueOff + valueLen)} (an omitted
+   * empty string has length 0). Trusts its input: only encodings this class made.
+   */
+  public static final class WireCursor {
+    private final byte[] b;
+    private int p;
+    public int nameOff;
+    public int nameLen;
+    public int valueOff;
+    public int valueLen;
+
+    public WireCursor(byte[] canonical) {
+      this.b = canonical;
+    }
+
+    public boolean next() {
+      if (p >= b.length) {
+        return false;
+      }
+      p++; // tag of a Label: field 1, length-delimited
+      int inner = varint();
+      int end = p + inner;
+      nameLen = 0;
+      valueLen = 0;
+      if (p < end && b[p] == 0x0a) {
+        p++;
+        nameLen = varint();
+        nameOff = p;
+        p += nameLen;
+      } else {
+        nameOff = p;
+      }
+      if (p < end && b[p] == 0x12) {
+        p++;
+        valueLen = varint();
+        valueOff = p;
+        p += valueLen;
+      } else {
+        valueOff = p;
+      }
+      p = end;
+      return true;
+    }
+
+    public String name() {
+      return string(nameOff, nameLen);
+    }
+
+    public String value() {
+      return string(valueOff, valueLen);
+    }
+
+    private String string(int off, int len) {
+      return len == 0 ? "" : new String(b, off, len, java.nio.charset.StandardCharsets.UTF_8);
+    }
+
+    private int varint() {
+      int v = 0;
+      for (int shift = 0; ; shift += 7) {
+        byte x = b[p++];
+        v |= (x & 0x7f) << shift;
+        if (x >= 0) {
+          return v;
+        }
+      }
+    }
   }
 
   /**

@@ -174,6 +174,36 @@ public final class WalRecords {
       }
       ends[i] = body.length();
     }
+    seriesRecords(sink, body, ends, n, maxPayload);
+  }
+
+  /**
+   * {@link #series(ByteSink, int[], Labels[], int, int)} for series whose labels are given in their
+   * canonical encoding ({@link Labels#withWireEncoding}): the same records, copied from the bytes
+   * without decoding a String.
+   */
+  public static void seriesEncoded(ByteSink sink, int[] refs, byte[][] canonical, int n, int maxPayload) {
+    if (n == 0) {
+      return;
+    }
+    ByteSink body = new ByteSink(Math.min(1 << 16, maxPayload));
+    int[] ends = new int[n];
+    for (int i = 0; i < n; i++) {
+      body.putBe64(refs[i]);
+      byte[] w = canonical[i];
+      body.putUvarint(Labels.wireLabelCount(w));
+      Labels.WireCursor c = new Labels.WireCursor(w);
+      while (c.next()) {
+        body.putUvarint(c.nameLen).put(w, c.nameOff, c.nameLen);
+        body.putUvarint(c.valueLen).put(w, c.valueOff, c.valueLen);
+      }
+      ends[i] = body.length();
+    }
+    seriesRecords(sink, body, ends, n, maxPayload);
+  }
+
+  /** Copies the encoded series {@code body} (series i ends at {@code ends[i]}) into SERIES records. */
+  private static void seriesRecords(ByteSink sink, ByteSink body, int[] ends, int n, int maxPayload) {
     int first = 0;
     while (first < n) {
       int from = first == 0 ? 0 : ends[first - 1];

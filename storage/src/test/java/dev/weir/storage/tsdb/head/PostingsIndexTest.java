@@ -11,14 +11,18 @@ class PostingsIndexTest {
     return new MemSeries(Labels.of("__name__", "up", "job", job, "pod", pod), ref);
   }
 
+  static void add(PostingsIndex index, MemSeries s) {
+    index.add(s, s.labels());
+  }
+
   @Test
   void aPairOfOneSeriesBecomesAListWhenASecondSeriesHasIt() {
     PostingsIndex index = new PostingsIndex();
-    index.add(series(1, "p1", "api"));
+    add(index, series(1, "p1", "api"));
     assertThat(index.get("job", "api")).containsExactly(1);
-    index.add(series(2, "p2", "api"));
-    index.add(series(3, "p3", "db"));
-    index.add(series(4, "p4", "api"));
+    add(index, series(2, "p2", "api"));
+    add(index, series(3, "p3", "db"));
+    add(index, series(4, "p4", "api"));
 
     assertThat(index.get("job", "api")).containsExactly(1, 2, 4);
     assertThat(index.get("job", "db")).containsExactly(3);
@@ -38,7 +42,7 @@ class PostingsIndexTest {
   void removalDropsSingleSeriesPairsAndEmptyListsAndKeepsTheRest() {
     PostingsIndex index = new PostingsIndex();
     for (int ref = 1; ref <= 6; ref++) {
-      index.add(series(ref, "p" + ref, ref <= 2 ? "db" : "api"));
+      add(index, series(ref, "p" + ref, ref <= 2 ? "db" : "api"));
     }
     Set<Integer> removed = Set.of(1, 2, 4);
     index.removeIf(removed::contains);

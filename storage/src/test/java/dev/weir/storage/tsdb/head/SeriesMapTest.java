@@ -33,7 +33,7 @@ class SeriesMapTest {
         map.put(s);
         model.put(l, s);
       } else if (rnd.nextBoolean()) {
-        map.remove(l);
+        map.remove(present);
         model.remove(l);
       }
     }
@@ -43,29 +43,45 @@ class SeriesMapTest {
     for (int i = 0; i < 40_000; i++) {
       assertThat(map.get(labels(i))).isSameAs(model.get(labels(i)));
     }
-    map.remove(labels(-1)); // absent: nothing changes
+    map.remove(new MemSeries(labels(-1), -1)); // absent: nothing changes
     assertThat(map.size()).isEqualTo(model.size());
+    Labels kept = model.keySet().iterator().next();
+    map.remove(new MemSeries(kept, -2)); // equal labels, another series: removal is by identity
+    assertThat(map.get(kept)).isSameAs(model.get(kept));
   }
 
-  /** A key object that equals Labels without being one, as the wire decoder's keys do. */
+  /** A key that is not a Labels, as the wire decoder's are: the labels' hash, then their bytes. */
   @Test
-  void findsBySameHashAndEqualsAgainstLabels() {
+  void findsByHashAndCanonicalBytes() {
     SeriesMap map = new SeriesMap();
     MemSeries s = new MemSeries(labels(7), 1);
     map.put(s);
-    Labels want = labels(7);
-    Object key = new Object() {
+    map.put(new MemSeries(labels(8), 2));
+    byte[] want = labels(7).encoded().wireEncoding();
+    assertThat(map.get(key(labels(7).hashCode(), want))).isSameAs(s);
+    assertThat(map.get(labels(7))).as("plain Labels, encoded by the lookup").isSameAs(s);
+    // The same hash with other bytes (a collision) and the right bytes under another hash: no match.
+    assertThat(map.get(key(labels(7).hashCode(), labels(8).encoded().wireEncoding()))).isNull();
+    assertThat(map.get(key(labels(7).hashCode() + 1, want))).isNull();
+  }
+
+  private static dev.weir.storage.tsdb.labels.SeriesKey key(int hash, byte[] canonical) {
+    return new dev.weir.storage.tsdb.labels.SeriesKey() {
       @Override
       public int hashCode() {
-        return want.hashCode();
+        return hash;
       }
 
       @Override
       public boolean equals(Object o) {
-        return want.equals(o);
+        return this == o;
+      }
+
+      @Override
+      public boolean matches(byte[] c) {
+        return java.util.Arrays.equals(c, canonical);
       }
     };
-    assertThat(map.get(key)).isSameAs(s);
   }
 
   /**
@@ -118,10 +134,11 @@ class SeriesMapTest {
     Random rnd = new Random(5);
     for (int round = 0; round < 500_000; round++) {
       Labels l = crowded.get(rnd.nextInt(15));
-      if (map.get(l) == null) {
+      MemSeries present = map.get(l);
+      if (present == null) {
         map.put(new MemSeries(l, ref++));
       } else {
-        map.remove(l);
+        map.remove(present);
       }
     }
     stop.set(true);

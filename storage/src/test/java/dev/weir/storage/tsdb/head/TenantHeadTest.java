@@ -453,12 +453,15 @@ class TenantHeadTest {
   void aFailedIndexBuildFailsQueriesWithItsCauseInsteadOfAnsweringFromAPartialIndex() {
     TenantHead h = new TenantHead("t", new HeadConfig(7_200_000L, 120), HeadOptions.inMemory(new Interner(), wall::get));
     h.beginReplay();
+    Labels[] created = new Labels[21];
     for (int ref = 1; ref <= 20; ref++) {
-      h.replaySeries(ref, Labels.of("__name__", "m", "i", "s" + ref));
+      created[ref] = Labels.of("__name__", "m", "i", "s" + ref);
+      h.replaySeries(ref, created[ref]);
       h.replaySample(ref, 1000, ref);
     }
-    // The fault: series 15's label value is gone, so adding it to the index throws.
-    h.byRef(15).labels().pairsUnsafe()[3] = null;
+    // The fault: series 15's label value is gone from the labels the index is built from (the
+    // replayed labels, kept until then), so adding it to the index throws.
+    created[15].pairsUnsafe()[3] = null;
     HeldExecutor builder = new HeldExecutor();
     h.finishReplay(builder, 1);
     assertThat(h.indexFailure()).as("still building").isNull();

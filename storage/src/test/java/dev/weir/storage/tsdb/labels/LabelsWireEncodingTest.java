@@ -43,10 +43,55 @@ class LabelsWireEncodingTest {
       Labels encoded = Labels.withWireEncoding(l);
       assertThat(encoded.wireEncoding()).as("%s", l).isEqualTo(ts.build().toByteArray());
       assertThat(encoded).isEqualTo(l).hasSameHashCodeAs(l);
+      // What a head series keeps: the bytes and the hash; everything else is decoded from them.
+      Labels decoded = Labels.fromWireEncoding(encoded.wireEncoding(), l.hashCode());
+      assertThat(decoded.pairsUnsafe()).containsExactly(l.pairsUnsafe());
+      assertThat(decoded).isEqualTo(l).hasSameHashCodeAs(l);
+      assertThat(decoded.wireEncoding()).isSameAs(encoded.wireEncoding());
+      assertThat(Labels.wireLabelCount(encoded.wireEncoding())).isEqualTo(n);
+      for (int i = 0; i < n; i++) {
+        assertThat(Labels.wireValue(encoded.wireEncoding(), utf8(l.name(i)))).isEqualTo(l.value(i));
+      }
+      assertThat(Labels.wireValue(encoded.wireEncoding(), utf8("zz-absent"))).isNull();
+      assertThat(encoded.matches(encoded.wireEncoding())).isTrue();
+      assertThat(l.matches(encoded.wireEncoding())).as("encodes itself to compare").isTrue();
       if (pairs.stream().anyMatch(s -> s.chars().anyMatch(c -> c >= 0x80))) {
         nonAscii++;
       }
     }
     assertThat(nonAscii).as("both encodings exercised").isBetween(500, 4_500);
+  }
+
+  private static byte[] utf8(String s) {
+    return s.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+  }
+
+  /** A commit logs new series from their bytes: the same records as from their labels. */
+  @Test
+  void seriesRecordsFromCanonicalBytesEqualThoseFromLabels() {
+    Random rnd = new Random(11);
+    for (int round = 0; round < 300; round++) {
+      int count = 1 + rnd.nextInt(20);
+      int[] refs = new int[count];
+      Labels[] labels = new Labels[count];
+      byte[][] canonical = new byte[count][];
+      for (int k = 0; k < count; k++) {
+        List<String> pairs = new ArrayList<>();
+        for (int i = 0; i < rnd.nextInt(5); i++) {
+          pairs.add((char) ('a' + i) + randomString(rnd, 3));
+          pairs.add(rnd.nextInt(5) == 0 ? "" : randomString(rnd, 40));
+        }
+        refs[k] = 1 + rnd.nextInt(1_000_000);
+        labels[k] = Labels.ofSortedPairs(pairs.toArray(String[]::new));
+        canonical[k] = labels[k].encoded().wireEncoding();
+      }
+      int maxPayload = 20 + rnd.nextInt(400); // small: the series spread over several records
+      dev.weir.storage.util.ByteSink fromLabels = new dev.weir.storage.util.ByteSink(64);
+      dev.weir.storage.util.ByteSink fromBytes = new dev.weir.storage.util.ByteSink(64);
+      dev.weir.storage.tsdb.wal.WalRecords.series(fromLabels, refs, labels, count, maxPayload);
+      dev.weir.storage.tsdb.wal.WalRecords.seriesEncoded(fromBytes, refs, canonical, count, maxPayload);
+      assertThat(java.util.Arrays.copyOf(fromBytes.array(), fromBytes.length()))
+          .isEqualTo(java.util.Arrays.copyOf(fromLabels.array(), fromLabels.length()));
+    }
   }
 }

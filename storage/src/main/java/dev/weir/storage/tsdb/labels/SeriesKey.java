@@ -1,0 +1,20 @@
+package dev.weir.storage.tsdb.labels;
+
+/**
+ * What a head looks a series up by: a label set's {@link Labels#hashCode()} and a comparison with
+ * a series' canonical label encoding ({@link Labels#withWireEncoding}), the only form in which a
+ * head series keeps its labels. {@link Labels} is one; a pushed series' bytes are another
+ * ({@code WireSeries.key()}), compared without building Strings.
+ */
+public interface SeriesKey {
+  /** The {@link Labels#hashCode()} of the label set this key stands for. */
+  @Override
+  int hashCode();
+
+  /**
+   * Whether the labels this key stands for are those encoded in {@code canonical}. A key made
+   * from bytes may answer false for equal labels sent in a non-canonical form; its caller then
+   * looks up by {@link Labels}, which always answers exactly.
+   */
+  boolean matches(byte[] canonical);
+}
