@@ -83,7 +83,7 @@ public final class EarlyCompaction {
    * Measures the heads and, when over a threshold, compacts the heads worth it. Failures of one
    * tenant are logged and counted; the others still run.
    */
-  int run(Collection<TenantDb> tenants, long internerBytes, java.util.function.BooleanSupplier closing) {
+  int run(Collection<TenantDb> tenants, java.util.function.BooleanSupplier closing) {
     if (!config.enabled()) {
       return 0;
     }
@@ -96,7 +96,7 @@ public final class EarlyCompaction {
     boolean overSeries = config.minInMemorySeries() > 0 && series >= config.minInMemorySeries();
     boolean measure = overSeries || config.memoryBudgetBytes() > 0;
     long[] perTenant = new long[dbs.size()];
-    long bytes = internerBytes;
+    long bytes = 0;
     for (int i = 0; i < dbs.size(); i++) {
       perTenant[i] = measure ? dbs.get(i).head().memoryBytesEstimate() : 0;
       bytes += perTenant[i];

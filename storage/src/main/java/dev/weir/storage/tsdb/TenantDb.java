@@ -7,7 +7,6 @@ import dev.weir.storage.tsdb.head.ChunkData;
 import dev.weir.storage.tsdb.head.HeadOptions;
 import dev.weir.storage.tsdb.head.SeriesChunks;
 import dev.weir.storage.tsdb.head.TenantHead;
-import dev.weir.storage.tsdb.labels.Interner;
 import dev.weir.storage.tsdb.labels.Labels;
 import dev.weir.storage.tsdb.labels.Matcher;
 import dev.weir.storage.tsdb.labels.Utf8Order;
@@ -82,22 +81,22 @@ public final class TenantDb {
   }
 
   /** Opens (or creates) a tenant: loads its blocks, replays its WAL, then opens it for writing. */
-  static TenantDb open(String tenant, TsdbConfig config, TsdbMetrics metrics, Interner interner,
+  static TenantDb open(String tenant, TsdbConfig config, TsdbMetrics metrics,
       LongSupplier wallClock, IntSupplier maxSeries) throws IOException, WalCorruptionException {
-    return open(tenant, config, metrics, interner, wallClock, maxSeries, bytes -> {});
+    return open(tenant, config, metrics, wallClock, maxSeries, bytes -> {});
   }
 
   /** As the method above, telling {@code replayed} the bytes of each WAL record replayed. */
-  static TenantDb open(String tenant, TsdbConfig config, TsdbMetrics metrics, Interner interner,
+  static TenantDb open(String tenant, TsdbConfig config, TsdbMetrics metrics,
       LongSupplier wallClock, IntSupplier maxSeries, LongConsumer replayed) throws IOException, WalCorruptionException {
-    return open(tenant, config, metrics, interner, wallClock, maxSeries, () -> 0, replayed);
+    return open(tenant, config, metrics, wallClock, maxSeries, () -> 0, replayed);
   }
 
   /** As above, with the tenant's exemplar limit ({@link TenantHead#exemplars()}). */
-  static TenantDb open(String tenant, TsdbConfig config, TsdbMetrics metrics, Interner interner,
+  static TenantDb open(String tenant, TsdbConfig config, TsdbMetrics metrics,
       LongSupplier wallClock, IntSupplier maxSeries, IntSupplier maxExemplars, LongConsumer replayed)
       throws IOException, WalCorruptionException {
-    TenantHead head = new TenantHead(tenant, config.head(), new HeadOptions(interner, wallClock, null, maxSeries));
+    TenantHead head = new TenantHead(tenant, config.head(), new HeadOptions(wallClock, null, maxSeries));
     head.exemplars().limit(maxExemplars);
     TenantDb db = new TenantDb(tenant, config, metrics, wallClock, head);
     db.loadBlocks();

@@ -4,7 +4,6 @@ import dev.weir.storage.errors.ServerErrorException;
 import dev.weir.storage.progress.ProgressBoard;
 import dev.weir.storage.progress.ProgressReporter;
 import dev.weir.storage.tsdb.head.TenantHead;
-import dev.weir.storage.tsdb.labels.Interner;
 import dev.weir.storage.tsdb.wal.Wal;
 import dev.weir.storage.tsdb.wal.WalCorruptionException;
 import dev.weir.storage.tsdb.wal.WalReader;
@@ -44,7 +43,6 @@ public final class Tsdb implements AutoCloseable {
   private final TsdbMetrics metrics;
   private final LongSupplier wallClock;
   private final Function<String, IntSupplier> seriesLimits;
-  private final Interner interner = new Interner();
   private final ConcurrentHashMap<String, TenantDb> tenants = new ConcurrentHashMap<>();
   private @Nullable ScheduledExecutorService background;
   private volatile boolean closing;
@@ -149,7 +147,7 @@ public final class Tsdb implements AutoCloseable {
   }
 
   private int earlyCheck() {
-    return early.run(tenants.values(), interner.bytesEstimate(), () -> closing);
+    return early.run(tenants.values(), () -> closing);
   }
 
   private void earlyCheckQuietly() {
@@ -191,7 +189,7 @@ public final class Tsdb implements AutoCloseable {
     @Nullable ProgressReporter replay = walBytes > 0
         ? progress.begin(log, "WAL replay", "tenants=" + found.size(), "bytes", walBytes) : null;
     for (String tenant : found) {
-      TenantDb db = TenantDb.open(tenant, config, metrics, interner, wallClock, seriesLimits.apply(tenant),
+      TenantDb db = TenantDb.open(tenant, config, metrics, wallClock, seriesLimits.apply(tenant),
           exemplarLimits.apply(tenant), replay == null ? n -> {} : replay::add);
       db.head().outOfOrderWindow(oooWindows.apply(tenant));
       tenants.put(tenant, db);
@@ -266,7 +264,7 @@ public final class Tsdb implements AutoCloseable {
     config.blocksDir(tenant); // refuses a tenant that would name a directory outside its root
     return tenants.computeIfAbsent(tenant, t -> {
       try {
-        TenantDb created = TenantDb.open(t, config, metrics, interner, wallClock, seriesLimits.apply(t),
+        TenantDb created = TenantDb.open(t, config, metrics, wallClock, seriesLimits.apply(t),
             exemplarLimits.apply(t), n -> {});
         created.head().outOfOrderWindow(oooWindows.apply(t));
         return created;
@@ -435,13 +433,9 @@ public final class Tsdb implements AutoCloseable {
     return n;
   }
 
-  public Interner interner() {
-    return interner;
-  }
-
-  /** Estimated heap bytes of all heads and the shared label strings. */
+  /** Estimated heap bytes of all heads, their label strings included (each head's postings hold them). */
   public long memoryEstimate() {
-    long n = interner.bytesEstimate();
+    long n = 0;
     for (TenantDb db : tenants.values()) {
       n += db.head().memoryBytesEstimate();
     }

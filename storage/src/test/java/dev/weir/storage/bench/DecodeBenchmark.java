@@ -9,7 +9,6 @@ import dev.weir.storage.tsdb.head.HeadConfig;
 import dev.weir.storage.tsdb.head.HeadOptions;
 import dev.weir.storage.tsdb.head.MemSeries;
 import dev.weir.storage.tsdb.head.TenantHead;
-import dev.weir.storage.tsdb.labels.Interner;
 import dev.weir.storage.tsdb.labels.Labels;
 import dev.weir.storage.wire.WireBatch;
 import dev.weir.storage.wire.WireSeries;
@@ -54,7 +53,7 @@ public class DecodeBenchmark {
 
   @Setup(Level.Trial)
   public void setUp() {
-    head = new TenantHead("bench", HeadConfig.DEFAULT, HeadOptions.inMemory(new Interner(), () -> 0));
+    head = new TenantHead("bench", HeadConfig.DEFAULT, HeadOptions.inMemory(() -> 0));
     Appender app = head.appender();
     requests = new byte[numSeries / BATCH][];
     for (int r = 0; r < requests.length; r++) {

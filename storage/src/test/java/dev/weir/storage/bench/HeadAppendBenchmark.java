@@ -5,7 +5,6 @@ import dev.weir.storage.tsdb.head.HeadConfig;
 import dev.weir.storage.tsdb.head.HeadOptions;
 import dev.weir.storage.tsdb.head.MemSeries;
 import dev.weir.storage.tsdb.head.TenantHead;
-import dev.weir.storage.tsdb.labels.Interner;
 import dev.weir.storage.tsdb.labels.Labels;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -47,7 +46,7 @@ public class HeadAppendBenchmark {
 
   @Setup(Level.Trial)
   public void setUp() {
-    head = new TenantHead("bench", HeadConfig.DEFAULT, HeadOptions.inMemory(new Interner(), () -> 0));
+    head = new TenantHead("bench", HeadConfig.DEFAULT, HeadOptions.inMemory(() -> 0));
     labels = new Labels[numSeries];
     Appender app = head.appender();
     for (int i = 0; i < numSeries; i++) {

@@ -4,7 +4,6 @@ import dev.weir.storage.tsdb.head.Appender;
 import dev.weir.storage.tsdb.head.HeadConfig;
 import dev.weir.storage.tsdb.head.HeadOptions;
 import dev.weir.storage.tsdb.head.TenantHead;
-import dev.weir.storage.tsdb.labels.Interner;
 import java.lang.management.ManagementFactory;
 import java.util.Random;
 
@@ -29,8 +28,7 @@ public final class HeadMemoryMeasurement {
     int n = args.length > 0 ? Integer.parseInt(args[0]) : 1_000_000;
     int samples = args.length > 1 ? Integer.parseInt(args[1]) : 40;
     long before = usedAfterGc();
-    Interner interner = new Interner();
-    TenantHead head = new TenantHead("m", HeadConfig.DEFAULT, HeadOptions.inMemory(interner, () -> 0));
+    TenantHead head = new TenantHead("m", HeadConfig.DEFAULT, HeadOptions.inMemory(() -> 0));
     Random r = new Random(1);
     Appender app = head.appender();
     for (int k = 0; k < samples; k++) {
@@ -45,7 +43,7 @@ public final class HeadMemoryMeasurement {
     long after = usedAfterGc();
     System.out.printf("series=%d samples_per_series=%d heap_bytes_per_series=%.0f head_estimate_per_series=%.0f%n",
         n, samples, (after - before) / (double) n,
-        (head.memoryBytesEstimate() + interner.bytesEstimate()) / (double) n);
+        head.memoryBytesEstimate() / (double) n);
     if (Boolean.getBoolean("weir.bench.histogram")) {
       // Where the bytes are: the live heap's top classes (jcmd of this JVM), per series.
       Process p = new ProcessBuilder("jcmd", Long.toString(ProcessHandle.current().pid()), "GC.class_histogram")

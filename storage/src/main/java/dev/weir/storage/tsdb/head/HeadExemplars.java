@@ -141,12 +141,12 @@ public final class HeadExemplars {
     }
     if (!unlogged.isEmpty()) {
       int[] r = new int[unlogged.size()];
-      Labels[] l = new Labels[unlogged.size()];
+      byte[][] l = new byte[unlogged.size()][];
       for (int i = 0; i < r.length; i++) {
         r[i] = unlogged.get(i).ref();
-        l[i] = unlogged.get(i).labels();
+        l[i] = unlogged.get(i).labelBytes();
       }
-      WalRecords.series(sink, r, l, r.length, head.walRecordBytes());
+      WalRecords.seriesEncoded(sink, r, l, r.length, head.walRecordBytes());
     }
     int n = s.size();
     int[] refs = new int[n];

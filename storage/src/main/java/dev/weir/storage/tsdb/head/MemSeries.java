@@ -22,7 +22,7 @@ public final class MemSeries {
 
   /**
    * The labels in their canonical encoding only ({@link Labels#withWireEncoding}): the strings
-   * live once in the head's postings and the interner, so a series keeps no {@code String[]} or
+   * live once in the head's postings, so a series keeps no {@code String[]} or
    * {@link Labels} of its own (120 bytes at 10 labels); {@link #labels()} decodes.
    */
   private final byte[] labelBytes;
@@ -73,7 +73,7 @@ public final class MemSeries {
   }
 
   /**
-   * The series' labels, decoded anew on every call (new strings, not the interned ones): for
+   * The series' labels, decoded anew on every call (new strings, not the postings' ones): for
    * queries, messages and blocks, not for loops over every series of a write path.
    */
   public Labels labels() {

@@ -34,8 +34,8 @@ final class PostingsIndex implements PostingsSource {
 
   /**
    * Adds a series under its labels; refs must be added in increasing order (the caller holds the
-   * write lock). {@code labels} are the series' labels with their strings interned: the index
-   * keeps these instances (a series keeps only its labels' bytes).
+   * write lock). {@code labels} are the series' labels: a name or value new to the index is kept
+   * as this instance (a series keeps only its labels' bytes), a known one as the first seen.
    */
   void add(MemSeries s, Labels labels) {
     int ref = s.ref();
@@ -86,14 +86,15 @@ final class PostingsIndex implements PostingsSource {
   }
 
   /**
-   * Estimated heap bytes: the value tables of every name (two 4-byte slots per table slot), per
-   * list its object and array header (40 bytes) plus 4 bytes per entry with growth slack (~1.25);
-   * a single-series pair costs its table slot only.
+   * Estimated heap bytes: the label strings (names and values: the head's only copy of them),
+   * the value tables of every name (two 4-byte slots per table slot), per list its object and
+   * array header (40 bytes) plus 4 bytes per entry with growth slack (~1.25); a single-series pair
+   * costs its table slot only.
    */
   long bytesEstimate(long entries) {
     long tables = 0;
-    for (ValueMap values : index.values()) {
-      tables += values.tableBytes();
+    for (Map.Entry<String, ValueMap> e : index.entrySet()) {
+      tables += ValueMap.stringBytes(e.getKey()) + e.getValue().tableBytes() + e.getValue().keyBytes();
     }
     return tables + lists.get() * 40L + entries * 5L;
   }

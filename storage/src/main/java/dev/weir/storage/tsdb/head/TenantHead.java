@@ -71,7 +71,7 @@ public final class TenantHead {
   private volatile long maxTime = Long.MIN_VALUE;
 
   /**
-   * A series not in the postings yet, with its interned labels (what the index keeps; the series
+   * A series not in the postings yet, with its labels (the index keeps their strings; the series
    * itself keeps only their bytes).
    */
   private record Unindexed(MemSeries series, Labels labels) {}
@@ -286,21 +286,18 @@ public final class TenantHead {
   }
 
   private MemSeries createLocked(Labels labels, int ref) {
-    // Interning replaces strings by equal ones: an encoding made before (a replay's reading
-    // thread makes it) still holds.
-    Labels interned = options.interner().internInPlace(labels);
-    if (interned.wireEncoding() == null) {
-      interned = Labels.withWireEncoding(interned);
-    }
-    MemSeries s = new MemSeries(interned, ref);
+    // An encoding made before (a replay's reading thread makes it) is kept. No string is interned:
+    // the series keeps only the bytes, and the postings keep the first instance of each name and
+    // value, so a tenant holds each string once.
+    MemSeries s = new MemSeries(labels, ref);
     refs.put(ref, s);
     series.put(s);
     if (replayed != null) {
-      replayed.add(new Unindexed(s, interned));
+      replayed.add(new Unindexed(s, labels));
     } else if (pendingPostings != null) {
-      pendingPostings.add(new Unindexed(s, interned));
+      pendingPostings.add(new Unindexed(s, labels));
     } else {
-      postings.add(s, interned);
+      postings.add(s, labels);
     }
     return s;
   }
@@ -630,7 +627,6 @@ public final class TenantHead {
           series.remove(s);
           refs.put(s.ref(), null);
           s.removed = true;
-          options.interner().release(u.labels());
         }
       }
       aliases.values().removeIf(s -> s.removed);
@@ -704,7 +700,6 @@ public final class TenantHead {
             series.remove(s);
             refs.put(s.ref(), null);
             removedRefs.add(s.ref());
-            options.interner().release(s.labels()); // the interner forgets strings no series uses
           } else {
             lo = Math.min(lo, s.minTime());
           }
@@ -944,7 +939,7 @@ public final class TenantHead {
 
   /**
    * Estimated heap bytes of the head: per series its objects, label bytes and chunk data, plus
-   * the postings index (strings are shared through interning and counted in the interner).
+   * the postings index with the label strings (the head's only copy of them).
    */
   public long memoryBytesEstimate() {
     long[] n = {0, 0}; // bytes, postings entries

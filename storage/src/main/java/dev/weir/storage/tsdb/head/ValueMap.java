@@ -43,6 +43,13 @@ final class ValueMap {
 
   private volatile Table table = new Table(MIN_CAPACITY);
   private volatile int size;
+  /** Heap bytes of the value strings ({@link #stringBytes}); written by the writer only. */
+  private volatile long keyBytes;
+
+  /** Heap bytes of a String of Latin-1 characters: its object (24) and its array, 8-byte aligned. */
+  static long stringBytes(String s) {
+    return 24 + ((16L + s.length() + 7) & ~7L);
+  }
 
   int size() {
     return size;
@@ -83,6 +90,7 @@ final class ValueMap {
     ENTRIES.setRelease(t.entries, i, entry);
     KEYS.setRelease(t.keys, i, value);
     size = size + 1;
+    keyBytes = keyBytes + stringBytes(value);
   }
 
   /**
@@ -102,6 +110,7 @@ final class ValueMap {
             drop = new boolean[t.keys.length];
           }
           drop[i] = true;
+          keyBytes = keyBytes - stringBytes(k);
         } else {
           kept++;
         }
@@ -148,6 +157,11 @@ final class ValueMap {
   /** Heap bytes of the table (its two arrays), for estimates. */
   long tableBytes() {
     return 2 * (16L + 4L * table.keys.length);
+  }
+
+  /** Heap bytes of the value strings the table holds (the only copy a head keeps), for estimates. */
+  long keyBytes() {
+    return keyBytes;
   }
 
   /**

@@ -10,9 +10,9 @@ import org.jspecify.annotations.Nullable;
 /**
  * An immutable label set sorted by name, the identity of a series. Names are unique.
  *
- * <p>Stored as one interleaved array {@code [name0, value0, name1, value1, ...]} so a series costs
- * one object and one array; strings are expected to be interned by the caller when many series
- * share them (see {@link Interner}). Equality and ordering follow Prometheus: label by label,
+ * <p>Stored as one interleaved array {@code [name0, value0, name1, value1, ...]}, optionally with
+ * the canonical protobuf encoding ({@link #withWireEncoding}), which is all a head series keeps of
+ * its labels ({@link #fromWireEncoding} makes them again). Equality and ordering follow Prometheus: label by label,
  * name first, then value, a prefix sorts first, strings in UTF-8 byte order ({@link Utf8Order}).
  *
  * <p>Thread-safe (immutable).
@@ -410,7 +410,7 @@ public final class Labels implements Comparable<Labels>, SeriesKey {
     return names;
   }
 
-  /** The interleaved array; callers must not modify it (but {@link Interner#internInPlace}, which puts equal strings). */
+  /** The interleaved array; callers must not modify it. */
   public String[] pairsUnsafe() {
     return pairs;
   }

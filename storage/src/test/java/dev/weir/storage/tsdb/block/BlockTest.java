@@ -8,7 +8,6 @@ import dev.weir.storage.tsdb.head.HeadConfig;
 import dev.weir.storage.tsdb.head.HeadOptions;
 import dev.weir.storage.tsdb.head.SeriesChunks;
 import dev.weir.storage.tsdb.head.TenantHead;
-import dev.weir.storage.tsdb.labels.Interner;
 import dev.weir.storage.tsdb.labels.Labels;
 import dev.weir.storage.tsdb.labels.Matcher;
 import dev.weir.storage.testing.Corrupt;
@@ -29,7 +28,7 @@ class BlockTest {
 
   /** A head with {@code n} series of 1000 samples in [0, RANGE), plus a unicode-heavy series. */
   static TenantHead head(int n) {
-    TenantHead h = new TenantHead("t", HeadConfig.DEFAULT, HeadOptions.inMemory(new Interner(), () -> 0));
+    TenantHead h = new TenantHead("t", HeadConfig.DEFAULT, HeadOptions.inMemory(() -> 0));
     Appender app = h.appender();
     Random r = new Random(1);
     // Time-major, as scrapes arrive: the head refuses samples far older than its newest one.

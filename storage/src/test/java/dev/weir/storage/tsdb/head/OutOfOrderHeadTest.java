@@ -3,7 +3,6 @@ package dev.weir.storage.tsdb.head;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.storage.tsdb.chunk.XorIterator;
-import dev.weir.storage.tsdb.labels.Interner;
 import dev.weir.storage.tsdb.labels.Labels;
 import dev.weir.storage.tsdb.labels.Matcher;
 import java.util.ArrayList;
@@ -22,7 +21,7 @@ class OutOfOrderHeadTest {
   private final TenantHead head = newHead(new HeadConfig(RANGE, 120, 4));
 
   private TenantHead newHead(HeadConfig cfg) {
-    TenantHead h = new TenantHead("t", cfg, HeadOptions.inMemory(new Interner(), () -> 1_000));
+    TenantHead h = new TenantHead("t", cfg, HeadOptions.inMemory(() -> 1_000));
     h.outOfOrderWindow(window::get);
     return h;
   }

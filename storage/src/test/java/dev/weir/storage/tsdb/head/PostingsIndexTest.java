@@ -34,8 +34,10 @@ class PostingsIndexTest {
     assertThat(index.labelValues("pod")).containsExactlyInAnyOrder("p1", "p2", "p3", "p4");
     assertThat(index.labelNames()).containsExactlyInAnyOrder("__name__", "job", "pod");
     // Lists: __name__=up and job=api (40 bytes each); value tables (two arrays of 16 + 4 per slot):
-    // __name__ and job 4 slots, pod 8 (four values at a load of at most one half).
-    assertThat(index.bytesEstimate(0)).isEqualTo(2 * 40L + 2 * (16 + 4 * 4) * 2 + 2 * (16 + 4 * 8));
+    // __name__ and job 4 slots, pod 8 (four values at a load of at most one half); strings (the
+    // index holds the head's only copy): 3 names and 7 values, each up to 8 characters, so 24
+    // bytes of String and 24 of array.
+    assertThat(index.bytesEstimate(0)).isEqualTo(2 * 40L + 2 * (16 + 4 * 4) * 2 + 2 * (16 + 4 * 8) + 10 * 48);
   }
 
   @Test
@@ -54,8 +56,9 @@ class PostingsIndexTest {
     assertThat(index.get("pod", "p5")).containsExactly(5);
     assertThat(index.labelValues("pod")).containsExactlyInAnyOrder("p3", "p5", "p6");
     assertThat(index.all()).containsExactly(3, 5, 6);
-    // Lists __name__=up, job=api; tables: __name__ and job 4 slots, pod 8 (three values left).
-    assertThat(index.bytesEstimate(0)).isEqualTo(2 * 40L + 2 * (16 + 4 * 4) * 2 + 2 * (16 + 4 * 8));
+    // Lists __name__=up, job=api; tables: __name__ and job 4 slots, pod 8 (three values left);
+    // strings: 3 names and 5 values left, 48 bytes each.
+    assertThat(index.bytesEstimate(0)).isEqualTo(2 * 40L + 2 * (16 + 4 * 4) * 2 + 2 * (16 + 4 * 8) + 8 * 48);
 
     index.removeIf(ref -> true);
     assertThat(index.labelNames()).isEmpty();

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.storage.tsdb.chunk.Chunks;
 import dev.weir.storage.tsdb.chunk.NativeHistogram;
-import dev.weir.storage.tsdb.labels.Interner;
 import dev.weir.storage.tsdb.labels.Labels;
 import dev.weir.storage.tsdb.labels.Matcher;
 import dev.weir.storage.tsdb.wal.Checkpoint;
@@ -24,7 +23,7 @@ class TenantHeadHistogramTest {
   private final TenantHead head = newHead();
 
   private TenantHead newHead() {
-    return new TenantHead("t", new HeadConfig(7_200_000L, 120), HeadOptions.inMemory(new Interner(), wall::get));
+    return new TenantHead("t", new HeadConfig(7_200_000L, 120), HeadOptions.inMemory(wall::get));
   }
 
   /** A cumulative integer histogram after {@code n} observations of 1, 2 and 4 each. */

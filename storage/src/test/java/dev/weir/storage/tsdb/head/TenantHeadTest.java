@@ -3,7 +3,6 @@ package dev.weir.storage.tsdb.head;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.weir.storage.tsdb.labels.Interner;
 import dev.weir.storage.tsdb.labels.Labels;
 import dev.weir.storage.tsdb.labels.Matcher;
 import java.util.ArrayList;
@@ -26,7 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
 class TenantHeadTest {
   private final AtomicLong wall = new AtomicLong(1_000);
   private final TenantHead head =
-      new TenantHead("t", new HeadConfig(7_200_000L, 120), HeadOptions.inMemory(new Interner(), wall::get));
+      new TenantHead("t", new HeadConfig(7_200_000L, 120), HeadOptions.inMemory(wall::get));
 
   private CommitResult append(Labels l, long t, double v) {
     Appender app = head.appender();
@@ -228,8 +227,7 @@ class TenantHeadTest {
       throws Exception {
     int limit = 4096;
     int n = 20_000;
-    TenantHead small = new TenantHead("t", new HeadConfig(7_200_000L, 120), HeadOptions.inMemory(new Interner(),
-        wall::get), limit);
+    TenantHead small = new TenantHead("t", new HeadConfig(7_200_000L, 120), HeadOptions.inMemory(wall::get), limit);
     try (Wal wal = Wal.open(dir, 1L << 30, Wal.DEFAULT_OPENER, WalMetrics.noop(), "t")) {
       small.attachWal(wal);
       Appender app = small.appender();
@@ -241,8 +239,7 @@ class TenantHeadTest {
     List<Integer> payloads = recordPayloads(Wal.segmentPath(dir, 0));
     assertThat(payloads).hasSizeGreaterThan(20).allSatisfy(len -> assertThat(len).isLessThanOrEqualTo(limit));
 
-    TenantHead replayed = new TenantHead("t", new HeadConfig(7_200_000L, 120), HeadOptions.inMemory(new Interner(),
-        wall::get));
+    TenantHead replayed = new TenantHead("t", new HeadConfig(7_200_000L, 120), HeadOptions.inMemory(wall::get));
     replayed.beginReplay();
     WalReader.replay(dir, new WalRecords.Visitor() {
       @Override
@@ -306,28 +303,28 @@ class TenantHeadTest {
   }
 
   @Test
-  void theInternerForgetsStringsOfSeriesRemovedByTruncation() {
-    Interner interner = new Interner();
-    TenantHead h = new TenantHead("t", new HeadConfig(60_000L, 120), HeadOptions.inMemory(interner, wall::get));
+  void truncationDropsTheLabelStringsOfRemovedSeries() {
+    TenantHead h = new TenantHead("t", new HeadConfig(60_000L, 120), HeadOptions.inMemory(wall::get));
     Appender app = h.appender();
     for (int i = 0; i < 10_000; i++) { // churn: every series has its own pod
       app.add(app.series(Labels.of("__name__", "m", "pod", "pod-" + i)), 1_000, i);
     }
     app.commit(false);
-    assertThat(interner.size()).isEqualTo(10_003);
+    assertThat(h.postings().labelValues("pod")).hasSize(10_000);
+    long churned = h.memoryBytesEstimate();
     for (int i = 0; i < 10; i++) {
       app.add(app.series(Labels.of("__name__", "m", "pod", "live-" + i)), 70_000, i);
     }
     app.commit(false);
-    long liveBytes;
     assertThat(h.truncate(60_000)).isEqualTo(10_000);
-    assertThat(interner.size()).as("only the live series' strings").isEqualTo(3 + 10);
-    liveBytes = interner.bytesEstimate();
-    assertThat(liveBytes).isLessThan(13L * 200);
-    // A removed series that comes back is interned again; strings shared with live series stay.
+    // The postings hold the head's only copy of a label string: the removed series' values go.
+    assertThat(h.postings().labelValues("pod")).as("only the live series' values").hasSize(10);
+    assertThat(h.memoryBytesEstimate()).isPositive().isLessThan(churned / 100);
+    // A removed series that comes back is indexed again.
     app.add(app.series(Labels.of("__name__", "m", "pod", "pod-1")), 80_000, 1);
     app.commit(false);
-    assertThat(interner.size()).isEqualTo(14);
+    assertThat(h.postings().labelValues("pod")).hasSize(11).contains("pod-1");
+    assertThat(h.postings().get("pod", "pod-1")).hasSize(1);
   }
 
   /** Holds what it is given until the test runs it. */
@@ -351,7 +348,7 @@ class TenantHeadTest {
    * finished with {@code builder}, which gets the postings build when {@code backgroundMin} allows.
    */
   private TenantHead replayedHead(int n, java.util.concurrent.Executor builder, int backgroundMin) {
-    TenantHead h = new TenantHead("t", new HeadConfig(7_200_000L, 120), HeadOptions.inMemory(new Interner(), wall::get));
+    TenantHead h = new TenantHead("t", new HeadConfig(7_200_000L, 120), HeadOptions.inMemory(wall::get));
     h.beginReplay();
     for (int i = 1; i <= n; i++) {
       int ref = i % 2 == 1 && i < n ? i + 1 : i % 2 == 0 ? i - 1 : i;
@@ -451,7 +448,7 @@ class TenantHeadTest {
 
   @Test
   void aFailedIndexBuildFailsQueriesWithItsCauseInsteadOfAnsweringFromAPartialIndex() {
-    TenantHead h = new TenantHead("t", new HeadConfig(7_200_000L, 120), HeadOptions.inMemory(new Interner(), wall::get));
+    TenantHead h = new TenantHead("t", new HeadConfig(7_200_000L, 120), HeadOptions.inMemory(wall::get));
     h.beginReplay();
     Labels[] created = new Labels[21];
     for (int ref = 1; ref <= 20; ref++) {
@@ -481,7 +478,7 @@ class TenantHeadTest {
   @Test
   void aCommitLogsEachNewSeriesOnceHoweverManySamplesItHasAndChecksThemAgainstEachOther(@TempDir Path dir)
       throws Exception {
-    TenantHead h = new TenantHead("t", new HeadConfig(7_200_000L, 120), HeadOptions.inMemory(new Interner(), wall::get));
+    TenantHead h = new TenantHead("t", new HeadConfig(7_200_000L, 120), HeadOptions.inMemory(wall::get));
     try (Wal wal = Wal.open(dir, 1L << 30, Wal.DEFAULT_OPENER, WalMetrics.noop(), "t")) {
       h.attachWal(wal);
       Appender app = h.appender();
