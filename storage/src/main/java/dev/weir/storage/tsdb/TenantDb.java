@@ -125,6 +125,16 @@ public final class TenantDb {
       }
 
       @Override
+      public boolean acceptsEncodedSeries() {
+        return true; // the head keeps a series' labels as these bytes: no String on the way
+      }
+
+      @Override
+      public void seriesEncoded(int ref, byte[] canonical, int hash) {
+        head.replaySeries(ref, canonical, hash);
+      }
+
+      @Override
       public void sample(int ref, long t, double v) {
         if (head.replaySample(ref, t, v)) {
           samples.incrementAndGet();
@@ -159,8 +169,9 @@ public final class TenantDb {
     };
     WalReader.Result r;
     if (concurrent) {
-      // Records are read and decoded on this thread (which also encodes a series' labels for the
-      // head) while another one applies them to the head.
+      // Records are read and decoded on this thread (series records straight into the labels'
+      // canonical bytes the head keeps, or labels it encodes when a string is not ASCII) while
+      // another one applies them to the head.
       try (PipelinedVisitor pipelined = new PipelinedVisitor(intoHead, "wal-replay-" + tenant,
           Labels::withWireEncoding)) {
         r = WalReader.replay(config.walDir(tenant), pipelined, config.walRepair(), metrics.wal, tenant);

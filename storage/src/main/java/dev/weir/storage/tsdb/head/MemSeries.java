@@ -67,8 +67,13 @@ public final class MemSeries {
   private @Nullable OooSeries ooo;
 
   MemSeries(Labels labels, int ref) {
-    this.labelBytes = labels.encoded().wireEncoding();
-    this.labelsHash = labels.hashCode();
+    this(labels.encoded().wireEncoding(), labels.hashCode(), ref);
+  }
+
+  /** A series of the labels encoded in {@code canonical}, whose {@link Labels#hashCode()} is {@code hash}. */
+  MemSeries(byte[] canonical, int hash, int ref) {
+    this.labelBytes = canonical;
+    this.labelsHash = hash;
     this.ref = ref;
   }
 

@@ -74,7 +74,12 @@ public final class TenantHead {
    * A series not in the postings yet, with its labels (the index keeps their strings; the series
    * itself keeps only their bytes).
    */
-  private record Unindexed(MemSeries series, Labels labels) {}
+  private record Unindexed(MemSeries series, @Nullable Labels labels) {
+    /** The labels, decoded from the series' bytes when it was replayed from them. */
+    Labels labelsForIndex() {
+      return labels != null ? labels : series.labels();
+    }
+  }
 
   /** Series created by replay, added to postings in ref order when replay finishes. */
   private @Nullable List<Unindexed> replayed;
@@ -289,15 +294,19 @@ public final class TenantHead {
     // An encoding made before (a replay's reading thread makes it) is kept. No string is interned:
     // the series keeps only the bytes, and the postings keep the first instance of each name and
     // value, so a tenant holds each string once.
-    MemSeries s = new MemSeries(labels, ref);
-    refs.put(ref, s);
+    return createLocked(new MemSeries(labels, ref), labels);
+  }
+
+  /** Registers a new series; {@code labels} are its labels, or null to decode them when indexed. */
+  private MemSeries createLocked(MemSeries s, @Nullable Labels labels) {
+    refs.put(s.ref(), s);
     series.put(s);
     if (replayed != null) {
       replayed.add(new Unindexed(s, labels));
     } else if (pendingPostings != null) {
       pendingPostings.add(new Unindexed(s, labels));
     } else {
-      postings.add(s, labels);
+      postings.add(s, labels != null ? labels : s.labels());
     }
     return s;
   }
@@ -524,6 +533,24 @@ public final class TenantHead {
   }
 
   /**
+   * A series record from the WAL read as its labels' canonical encoding and hash (no String: the
+   * postings decode the labels when they index the series). As {@link #replaySeries(int, Labels)}.
+   */
+  public void replaySeries(int ref, byte[] canonical, int hash) {
+    synchronized (createLock) {
+      MemSeries existing = series.get(dev.weir.storage.tsdb.labels.SeriesKey.ofEncoded(canonical, hash));
+      if (existing != null) {
+        if (existing.ref() != ref) {
+          aliases.put(ref, existing);
+        }
+      } else if (refs.get(ref) == null) {
+        createLocked(new MemSeries(canonical, hash, ref), null).logged = true;
+      }
+      nextRef = Math.max(nextRef, ref + 1);
+    }
+  }
+
+  /**
    * A sample record from the WAL, applied without re-checking (it was accepted once), except
    * that samples older than the head's minimum valid time (already in a block) are skipped.
    *
@@ -632,7 +659,7 @@ public final class TenantHead {
       aliases.values().removeIf(s -> s.removed);
       if (kept.size() < backgroundMinSeries) {
         for (Unindexed u : kept) {
-          postings.add(u.series(), u.labels());
+          postings.add(u.series(), u.labelsForIndex());
         }
         return;
       }
@@ -654,14 +681,14 @@ public final class TenantHead {
   private void buildPostings(List<Unindexed> kept, CompletableFuture<Void> build) {
     try {
       for (Unindexed u : kept) {
-        postings.add(u.series(), u.labels());
+        postings.add(u.series(), u.labelsForIndex());
       }
       synchronized (createLock) {
         List<Unindexed> pending = pendingPostings;
         pendingPostings = null;
         if (pending != null) {
           for (Unindexed u : pending) {
-            postings.add(u.series(), u.labels());
+            postings.add(u.series(), u.labelsForIndex());
           }
         }
         build.complete(null);

@@ -17,4 +17,24 @@ public interface SeriesKey {
    * looks up by {@link Labels}, which always answers exactly.
    */
   boolean matches(byte[] canonical);
+
+  /** The key of labels known only by their canonical encoding and their {@link Labels#hashCode()}. */
+  static SeriesKey ofEncoded(byte[] canonical, int hash) {
+    return new SeriesKey() {
+      @Override
+      public int hashCode() {
+        return hash;
+      }
+
+      @Override
+      public boolean equals(@org.jspecify.annotations.Nullable Object o) {
+        return this == o;
+      }
+
+      @Override
+      public boolean matches(byte[] other) {
+        return java.util.Arrays.equals(canonical, other);
+      }
+    };
+  }
 }

@@ -32,6 +32,7 @@ public final class PipelinedVisitor implements WalRecords.Visitor, AutoCloseable
   private static final byte SOURCE = 4;
   private static final byte EXEMPLAR = 5;
   private static final byte METADATA = 6;
+  private static final byte SERIES_ENCODED = 7;
 
   /** Calls of the visitor, column by column. */
   private static final class Batch {
@@ -114,6 +115,7 @@ public final class PipelinedVisitor implements WalRecords.Visitor, AutoCloseable
     for (int i = 0; i < b.n; i++) {
       switch (b.kind[i]) {
         case SERIES -> target.series(b.ref[i], (Labels) b.obj[i]);
+        case SERIES_ENCODED -> target.seriesEncoded(b.ref[i], (byte[]) b.obj[i], (int) b.t[i]);
         case SAMPLE -> target.sample(b.ref[i], b.t[i], b.v[i]);
         case HISTOGRAM -> target.histogram(b.ref[i], b.t[i], (NativeHistogram) b.obj[i]);
         case SOURCE -> target.source(b.t[i]);
@@ -157,6 +159,16 @@ public final class PipelinedVisitor implements WalRecords.Visitor, AutoCloseable
   @Override
   public void series(int ref, Labels labels) {
     add(SERIES, ref, 0, 0, seriesLabels.apply(labels));
+  }
+
+  @Override
+  public boolean acceptsEncodedSeries() {
+    return target.acceptsEncodedSeries();
+  }
+
+  @Override
+  public void seriesEncoded(int ref, byte[] canonical, int hash) {
+    add(SERIES_ENCODED, ref, hash, 0, canonical);
   }
 
   @Override

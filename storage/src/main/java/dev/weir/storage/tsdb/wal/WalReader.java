@@ -250,6 +250,16 @@ public final class WalReader {
       }
 
       @Override
+      public boolean acceptsEncodedSeries() {
+        return visitor.acceptsEncodedSeries();
+      }
+
+      @Override
+      public void seriesEncoded(int ref, byte[] canonical, int hash) {
+        visitor.seriesEncoded(ref, canonical, hash);
+      }
+
+      @Override
       public void sample(int ref, long t, double value) {
         visitor.sample(ref, t, value);
       }

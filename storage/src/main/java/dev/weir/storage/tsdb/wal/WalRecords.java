@@ -68,6 +68,23 @@ public final class WalRecords {
   public interface Visitor {
     void series(int ref, Labels labels);
 
+    /**
+     * Whether this visitor takes series records as their labels' canonical encoding
+     * ({@link #seriesEncoded}) where the reader can make it without Strings (every label ASCII).
+     */
+    default boolean acceptsEncodedSeries() {
+      return false;
+    }
+
+    /**
+     * A series record whose labels are given as their canonical encoding
+     * ({@link Labels#withWireEncoding}) and {@link Labels#hashCode()}; only called when
+     * {@link #acceptsEncodedSeries()}.
+     */
+    default void seriesEncoded(int ref, byte[] canonical, int hash) {
+      series(ref, Labels.fromWireEncoding(canonical, hash));
+    }
+
     void sample(int ref, long t, double v);
 
     /** A native histogram sample (record types 7-10, {@link HistogramRecords}). */
@@ -269,8 +286,19 @@ public final class WalRecords {
     int type = in.get();
     switch (type) {
       case TYPE_SERIES -> {
+        boolean encoded = v.acceptsEncodedSeries();
+        int[] scratch = encoded ? new int[64] : null;
         while (in.remaining() > 0) {
           int ref = ref(in.be64());
+          byte[] canonical = scratch == null ? null : encodedLabels(in, 10_000, scratch);
+          if (canonical != null) {
+            try {
+              v.seriesEncoded(ref, canonical, scratch[0]);
+            } catch (RuntimeException e) {
+              throw new VisitorException(e);
+            }
+            continue;
+          }
           Labels labels = labels(in);
           try {
             v.series(ref, labels);
@@ -309,6 +337,108 @@ public final class WalRecords {
         HistogramRecords.decode(type, in, v);
       }
     }
+  }
+
+  /**
+   * Reads a series record's labels (count, then uvarint-prefixed strings) straight into their
+   * canonical encoding ({@link Labels#withWireEncoding}), without a String: a replay's reading
+   * thread then only copies bytes. Returns the encoding with the labels' {@link Labels#hashCode()}
+   * in {@code scratch[0]} ({@code scratch} is a work array the caller reuses), or null with the
+   * position unchanged when a string is not ASCII (its String hash needs the decoded characters:
+   * the caller reads {@link Labels} then).
+   */
+  static byte @Nullable [] encodedLabels(ByteSource in, int maxLabels, int[] scratch) {
+    ByteBuffer buf = in.buffer();
+    int start = buf.position();
+    int numLabels = (int) in.uvarint();
+    if (numLabels < 0 || numLabels > maxLabels) {
+      throw new IllegalStateException("implausible label count " + numLabels);
+    }
+    int strings = 2 * numLabels;
+    int[] pos = scratch.length >= 2 * strings + 1 ? scratch : new int[2 * strings + 1];
+    int total = 0;
+    for (int j = 0; j < strings; j++) {
+      long n = in.uvarint();
+      if (n > buf.remaining()) {
+        throw new IllegalStateException("string length " + n + " beyond the data");
+      }
+      pos[1 + 2 * j] = buf.position();
+      pos[2 + 2 * j] = (int) n;
+      buf.position(buf.position() + (int) n);
+      if ((j & 1) == 1) {
+        int inner = field(pos[2 * j]) + field((int) n);
+        total += 1 + varintSize(inner) + inner;
+      }
+    }
+    byte[] out = new byte[total];
+    int p = 0;
+    int hash = 1;
+    for (int k = 0; k < numLabels; k++) {
+      int nameOff = pos[1 + 4 * k];
+      int nameLen = pos[2 + 4 * k];
+      int valueOff = pos[3 + 4 * k];
+      int valueLen = pos[4 + 4 * k];
+      out[p++] = 0x0a;
+      p = putVarint(out, p, field(nameLen) + field(valueLen));
+      int nameAt = p + (nameLen == 0 ? 0 : 1 + varintSize(nameLen));
+      p = putField(out, p, 0x0a, buf, nameOff, nameLen);
+      int valueAt = p + (valueLen == 0 ? 0 : 1 + varintSize(valueLen));
+      p = putField(out, p, 0x12, buf, valueOff, valueLen);
+      long hn = asciiHash(out, nameAt, nameLen);
+      long hv = asciiHash(out, valueAt, valueLen);
+      if (hn < 0 || hv < 0) {
+        buf.position(start);
+        return null;
+      }
+      hash = 31 * (31 * hash + (int) hn) + (int) hv;
+    }
+    scratch[0] = hash;
+    return out;
+  }
+
+  /** {@link String#hashCode()} of ASCII bytes as an unsigned int, or -1 when a byte is past ASCII. */
+  private static long asciiHash(byte[] b, int off, int len) {
+    int h = 0;
+    for (int i = off; i < off + len; i++) {
+      byte x = b[i];
+      if (x < 0) {
+        return -1;
+      }
+      h = 31 * h + x;
+    }
+    return h & 0xffffffffL;
+  }
+
+  private static int putField(byte[] out, int p, int tag, ByteBuffer buf, int off, int len) {
+    if (len == 0) {
+      return p;
+    }
+    out[p++] = (byte) tag;
+    p = putVarint(out, p, len);
+    buf.get(off, out, p, len);
+    return p + len;
+  }
+
+  private static int field(int len) {
+    return len == 0 ? 0 : 1 + varintSize(len) + len;
+  }
+
+  private static int varintSize(int v) {
+    int n = 1;
+    while ((v & ~0x7f) != 0) {
+      v >>>= 7;
+      n++;
+    }
+    return n;
+  }
+
+  private static int putVarint(byte[] out, int p, int v) {
+    while ((v & ~0x7f) != 0) {
+      out[p++] = (byte) ((v & 0x7f) | 0x80);
+      v >>>= 7;
+    }
+    out[p++] = (byte) v;
+    return p;
   }
 
   /** A label set: count (uvarint), then names and values (uvarint-prefixed strings), sorted. */
