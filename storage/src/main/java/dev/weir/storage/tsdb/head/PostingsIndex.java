@@ -44,21 +44,65 @@ final class PostingsIndex implements PostingsSource {
       if (values == null) {
         values = index.computeIfAbsent(labels.name(i), k -> new ValueMap());
       }
-      String value = labels.value(i);
-      Object cur = values.get(value);
-      if (cur == null) {
-        values.put(value, s);
-      } else if (cur instanceof MemSeries one) {
-        PostingList l = new PostingList();
-        l.add(one.ref());
-        l.add(ref);
-        values.put(value, l);
-        lists.incrementAndGet();
-      } else {
-        ((PostingList) cur).add(ref);
-      }
+      addPair(values, labels.value(i), s);
     }
     all.add(ref);
+  }
+
+  /**
+   * {@link #add} from the series' own label bytes, without a String for a name or value the index
+   * has already (a replay's background build: a million series decoded into Strings would be
+   * twenty million short-lived objects). Same order rule and lock as {@link #add}.
+   */
+  void addEncoded(MemSeries s) {
+    byte[] w = s.labelBytes();
+    Labels.WireCursor c = new Labels.WireCursor(w);
+    for (int k = 0; c.next(); k++) {
+      ValueMap values = valuesOf(w, c.nameOff, c.nameLen, k);
+      String value = values.keyOf(w, c.valueOff, c.valueLen);
+      addPair(values, value != null ? value : c.value(), s);
+    }
+    all.add(s.ref());
+  }
+
+  /** The names {@link #addEncoded} found last, by label position: a series' names repeat. */
+  private String[] recentNames = new String[16];
+
+  private ValueMap valuesOf(byte[] w, int off, int len, int position) {
+    if (position < recentNames.length) {
+      String recent = recentNames[position];
+      if (recent != null && ValueMap.sameAscii(recent, w, off, len)) {
+        ValueMap values = index.get(recent);
+        if (values != null) {
+          return values;
+        }
+      }
+    }
+    String name = new String(w, off, len, java.nio.charset.StandardCharsets.UTF_8);
+    ValueMap values = index.get(name);
+    if (values == null) {
+      values = index.computeIfAbsent(name, k -> new ValueMap());
+    }
+    if (position < recentNames.length) {
+      recentNames[position] = name;
+    }
+    return values;
+  }
+
+  /** Adds series {@code s} under one value of a name: its own entry, or a list with the others. */
+  private void addPair(ValueMap values, String value, MemSeries s) {
+    Object cur = values.get(value);
+    if (cur == null) {
+      values.put(value, s);
+    } else if (cur instanceof MemSeries one) {
+      PostingList l = new PostingList();
+      l.add(one.ref());
+      l.add(s.ref());
+      values.put(value, l);
+      lists.incrementAndGet();
+    } else {
+      ((PostingList) cur).add(s.ref());
+    }
   }
 
   /** Removes the refs for which {@code removed} is true from every list; drops empty lists. */

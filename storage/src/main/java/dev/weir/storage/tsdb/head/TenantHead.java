@@ -75,9 +75,13 @@ public final class TenantHead {
    * itself keeps only their bytes).
    */
   private record Unindexed(MemSeries series, @Nullable Labels labels) {
-    /** The labels, decoded from the series' bytes when it was replayed from them. */
-    Labels labelsForIndex() {
-      return labels != null ? labels : series.labels();
+    /** Adds the series to {@code postings}: by its labels, or by its bytes when it was replayed from them. */
+    void index(PostingsIndex postings) {
+      if (labels != null) {
+        postings.add(series, labels);
+      } else {
+        postings.addEncoded(series);
+      }
     }
   }
 
@@ -306,7 +310,11 @@ public final class TenantHead {
     } else if (pendingPostings != null) {
       pendingPostings.add(new Unindexed(s, labels));
     } else {
-      postings.add(s, labels != null ? labels : s.labels());
+      if (labels != null) {
+        postings.add(s, labels);
+      } else {
+        postings.addEncoded(s);
+      }
     }
     return s;
   }
@@ -659,7 +667,7 @@ public final class TenantHead {
       aliases.values().removeIf(s -> s.removed);
       if (kept.size() < backgroundMinSeries) {
         for (Unindexed u : kept) {
-          postings.add(u.series(), u.labelsForIndex());
+          u.index(postings);
         }
         return;
       }
@@ -681,14 +689,14 @@ public final class TenantHead {
   private void buildPostings(List<Unindexed> kept, CompletableFuture<Void> build) {
     try {
       for (Unindexed u : kept) {
-        postings.add(u.series(), u.labelsForIndex());
+        u.index(postings);
       }
       synchronized (createLock) {
         List<Unindexed> pending = pendingPostings;
         pendingPostings = null;
         if (pending != null) {
           for (Unindexed u : pending) {
-            postings.add(u.series(), u.labelsForIndex());
+            u.index(postings);
           }
         }
         build.complete(null);

@@ -75,6 +75,44 @@ final class ValueMap {
     }
   }
 
+  /**
+   * The key equal to the UTF-8 bytes {@code b[off, off + len)} when they are ASCII and the key is
+   * present, else null (a caller then makes the String). Lock-free, like {@link #get}.
+   */
+  @Nullable String keyOf(byte[] b, int off, int len) {
+    int hash = 0;
+    for (int i = off; i < off + len; i++) {
+      if (b[i] < 0) {
+        return null;
+      }
+      hash = 31 * hash + b[i];
+    }
+    Table t = table;
+    int mask = t.keys.length - 1;
+    for (int i = SeriesMap.spread(hash) & mask; ; i = (i + 1) & mask) {
+      String k = (String) KEYS.getAcquire(t.keys, i);
+      if (k == null) {
+        return null;
+      }
+      if (k.hashCode() == hash && sameAscii(k, b, off, len)) {
+        return k;
+      }
+    }
+  }
+
+  /** Whether {@code s} is the ASCII bytes {@code b[off, off + len)}. */
+  static boolean sameAscii(String s, byte[] b, int off, int len) {
+    if (s.length() != len) {
+      return false;
+    }
+    for (int i = 0; i < len; i++) {
+      if (s.charAt(i) != b[off + i]) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   /** Sets the entry of {@code value}, adding the value when it is new. Writer only. */
   void put(String value, Object entry) {
     Table t = table;

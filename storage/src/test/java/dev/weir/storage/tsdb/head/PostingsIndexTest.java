@@ -65,4 +65,30 @@ class PostingsIndexTest {
     assertThat(index.all()).isEmpty();
     assertThat(index.bytesEstimate(0)).isZero();
   }
+  /** A replay's build adds series from their label bytes: the same index as from their labels. */
+  @Test
+  void addingFromLabelBytesBuildsTheSameIndexAsFromLabels() {
+    PostingsIndex fromLabels = new PostingsIndex();
+    PostingsIndex fromBytes = new PostingsIndex();
+    java.util.Random rnd = new java.util.Random(9);
+    String[] jobs = {"api", "db", "", "caf\u00e9", "q"};
+    for (int ref = 1; ref <= 2_000; ref++) {
+      // Label sets of different sizes and orders of names, so a position's name changes.
+      Labels l = rnd.nextBoolean()
+          ? Labels.of("__name__", "up", "job", jobs[rnd.nextInt(jobs.length)], "pod", "p" + rnd.nextInt(300))
+          : Labels.of("__name__", "up", "a", "x" + rnd.nextInt(3), "pod", "p" + rnd.nextInt(300), "zone", "z\u00fc");
+      MemSeries s = new MemSeries(l, ref);
+      fromLabels.add(s, l);
+      fromBytes.addEncoded(s);
+    }
+    assertThat(fromBytes.labelNames()).isEqualTo(fromLabels.labelNames());
+    for (String name : fromLabels.labelNames()) {
+      assertThat(fromBytes.labelValues(name)).containsExactlyInAnyOrderElementsOf(fromLabels.labelValues(name));
+      for (String value : fromLabels.labelValues(name)) {
+        assertThat(fromBytes.get(name, value)).as("%s=%s", name, value).containsExactly(fromLabels.get(name, value));
+      }
+    }
+    assertThat(fromBytes.all()).containsExactly(fromLabels.all());
+    assertThat(fromBytes.bytesEstimate(0)).isEqualTo(fromLabels.bytesEstimate(0));
+  }
 }
