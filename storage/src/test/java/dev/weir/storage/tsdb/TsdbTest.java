@@ -116,6 +116,45 @@ class TsdbTest {
     assertThat(read(again, "a").values()).allSatisfy(ts -> assertThat(ts).hasSize(51));
   }
 
+  /**
+   * A replay reads ASCII series records as the label bytes the head keeps and the others as
+   * strings: after a restart both kinds are found by a push of the same labels (no second series),
+   * by matchers, and by label values.
+   */
+  @Test
+  void restartKeepsAsciiAndNonAsciiSeriesFindableByLabelsAndMatchers() throws Exception {
+    Tsdb t = openTsdb(Duration.ZERO);
+    List<Labels> all = new ArrayList<>();
+    for (int i = 0; i < 50; i++) {
+      all.add(Labels.of("__name__", "m", "city", i % 2 == 0 ? "z\u00fcrich-" + i : "basel-" + i, "empty", "", "i",
+          String.valueOf(i)));
+    }
+    Appender app = t.head("a").appender();
+    for (Labels l : all) {
+      app.add(app.series(l), 1_000, 1);
+    }
+    assertThat(app.commit(true).rejections()).isEmpty();
+    close(t);
+
+    Tsdb again = openTsdb(Duration.ZERO);
+    assertThat(again.head("a").numSeries()).isEqualTo(50);
+    Appender more = again.head("a").appender();
+    for (Labels l : all) {
+      more.add(more.series(l), 2_000, 2);
+    }
+    assertThat(more.commit(true).rejections()).isEmpty();
+    assertThat(again.head("a").numSeries()).as("the same series, not new ones").isEqualTo(50);
+    List<SeriesChunks> found = again.tenant("a").select(Long.MIN_VALUE, Long.MAX_VALUE,
+        List.of(dev.weir.storage.tsdb.labels.Matcher.eq("city", "z\u00fcrich-4")));
+    assertThat(found).extracting(SeriesChunks::labels).containsExactly(all.get(4));
+    assertThat(found.get(0).samples(Long.MIN_VALUE, Long.MAX_VALUE).size()).isEqualTo(2);
+    found = again.tenant("a").select(Long.MIN_VALUE, Long.MAX_VALUE,
+        List.of(dev.weir.storage.tsdb.labels.Matcher.eq("city", "basel-5")));
+    assertThat(found).extracting(SeriesChunks::labels).containsExactly(all.get(5));
+    assertThat(again.head("a").labelValues("city", Long.MIN_VALUE, Long.MAX_VALUE, List.of())).hasSize(50)
+        .contains("z\u00fcrich-0", "basel-49");
+  }
+
   @Test
   void histogramsGoThroughCompactionCheckpointAndRestart() throws Exception {
     Tsdb t = openTsdb(Duration.ZERO);
