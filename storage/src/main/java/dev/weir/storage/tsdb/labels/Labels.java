@@ -116,11 +116,20 @@ public final class Labels implements Comparable<Labels>, SeriesKey {
     s.getBytes(0, s.length(), out, p);
   }
 
+  /**
+   * Bytes a string field of {@code len} bytes takes in the canonical encoding: tag, length and
+   * bytes, or nothing when empty (for encoders of it outside this class).
+   */
+  public static int wireFieldSize(int len) {
+    return field(len);
+  }
+
   private static int field(int len) {
     return len == 0 ? 0 : 1 + varintSize(len) + len;
   }
 
-  private static int varintSize(int v) {
+  /** Bytes of {@code v} as a protobuf varint. */
+  public static int varintSize(int v) {
     int n = 1;
     while ((v & ~0x7f) != 0) {
       v >>>= 7;
@@ -129,7 +138,8 @@ public final class Labels implements Comparable<Labels>, SeriesKey {
     return n;
   }
 
-  private static int varint(byte[] out, int p, int v) {
+  /** Writes {@code v} as a protobuf varint into {@code out} at {@code p}; returns the position after it. */
+  public static int varint(byte[] out, int p, int v) {
     while ((v & ~0x7f) != 0) {
       out[p++] = (byte) ((v & 0x7f) | 0x80);
       v >>>= 7;

@@ -366,8 +366,8 @@ public final class WalRecords {
       pos[2 + 2 * j] = (int) n;
       buf.position(buf.position() + (int) n);
       if ((j & 1) == 1) {
-        int inner = field(pos[2 * j]) + field((int) n);
-        total += 1 + varintSize(inner) + inner;
+        int inner = Labels.wireFieldSize(pos[2 * j]) + Labels.wireFieldSize((int) n);
+        total += 1 + Labels.varintSize(inner) + inner;
       }
     }
     byte[] out = new byte[total];
@@ -379,10 +379,10 @@ public final class WalRecords {
       int valueOff = pos[3 + 4 * k];
       int valueLen = pos[4 + 4 * k];
       out[p++] = 0x0a;
-      p = putVarint(out, p, field(nameLen) + field(valueLen));
-      int nameAt = p + (nameLen == 0 ? 0 : 1 + varintSize(nameLen));
+      p = Labels.varint(out, p, Labels.wireFieldSize(nameLen) + Labels.wireFieldSize(valueLen));
+      int nameAt = p + (nameLen == 0 ? 0 : 1 + Labels.varintSize(nameLen));
       p = putField(out, p, 0x0a, buf, nameOff, nameLen);
-      int valueAt = p + (valueLen == 0 ? 0 : 1 + varintSize(valueLen));
+      int valueAt = p + (valueLen == 0 ? 0 : 1 + Labels.varintSize(valueLen));
       p = putField(out, p, 0x12, buf, valueOff, valueLen);
       long hn = asciiHash(out, nameAt, nameLen);
       long hv = asciiHash(out, valueAt, valueLen);
@@ -414,31 +414,9 @@ public final class WalRecords {
       return p;
     }
     out[p++] = (byte) tag;
-    p = putVarint(out, p, len);
+    p = Labels.varint(out, p, len);
     buf.get(off, out, p, len);
     return p + len;
-  }
-
-  private static int field(int len) {
-    return len == 0 ? 0 : 1 + varintSize(len) + len;
-  }
-
-  private static int varintSize(int v) {
-    int n = 1;
-    while ((v & ~0x7f) != 0) {
-      v >>>= 7;
-      n++;
-    }
-    return n;
-  }
-
-  private static int putVarint(byte[] out, int p, int v) {
-    while ((v & ~0x7f) != 0) {
-      out[p++] = (byte) ((v & 0x7f) | 0x80);
-      v >>>= 7;
-    }
-    out[p++] = (byte) v;
-    return p;
   }
 
   /** A label set: count (uvarint), then names and values (uvarint-prefixed strings), sorted. */
