@@ -176,22 +176,14 @@ public final class WalRecords {
    * into a scratch buffer, then copied behind each record's count.
    */
   public static void series(ByteSink sink, int[] refs, Labels[] labels, int n, int maxPayload) {
-    if (n == 0) {
-      return;
-    }
-    ByteSink body = new ByteSink(Math.min(1 << 16, maxPayload));
-    int[] ends = new int[n];
-    for (int i = 0; i < n; i++) {
-      body.putBe64(refs[i]);
+    seriesRecords(sink, refs, n, maxPayload, (i, body) -> {
       Labels l = labels[i];
       body.putUvarint(l.size());
       for (int j = 0; j < l.size(); j++) {
         body.putString(l.name(j));
         body.putString(l.value(j));
       }
-      ends[i] = body.length();
-    }
-    seriesRecords(sink, body, ends, n, maxPayload);
+    });
   }
 
   /**
@@ -200,13 +192,7 @@ public final class WalRecords {
    * without decoding a String.
    */
   public static void seriesEncoded(ByteSink sink, int[] refs, byte[][] canonical, int n, int maxPayload) {
-    if (n == 0) {
-      return;
-    }
-    ByteSink body = new ByteSink(Math.min(1 << 16, maxPayload));
-    int[] ends = new int[n];
-    for (int i = 0; i < n; i++) {
-      body.putBe64(refs[i]);
+    seriesRecords(sink, refs, n, maxPayload, (i, body) -> {
       byte[] w = canonical[i];
       body.putUvarint(Labels.wireLabelCount(w));
       Labels.WireCursor c = new Labels.WireCursor(w);
@@ -214,6 +200,27 @@ public final class WalRecords {
         body.putUvarint(c.nameLen).put(w, c.nameOff, c.nameLen);
         body.putUvarint(c.valueLen).put(w, c.valueOff, c.valueLen);
       }
+    });
+  }
+
+  /** Writes the labels of series {@code i} (count, then names and values) into a series body. */
+  private interface LabelsWriter {
+    void write(int i, ByteSink body);
+  }
+
+  /**
+   * Encodes each series (ref, then its labels by {@code labels}) once into a scratch buffer, then
+   * copies them behind each record's count.
+   */
+  private static void seriesRecords(ByteSink sink, int[] refs, int n, int maxPayload, LabelsWriter labels) {
+    if (n == 0) {
+      return;
+    }
+    ByteSink body = new ByteSink(Math.min(1 << 16, maxPayload));
+    int[] ends = new int[n];
+    for (int i = 0; i < n; i++) {
+      body.putBe64(refs[i]);
+      labels.write(i, body);
       ends[i] = body.length();
     }
     seriesRecords(sink, body, ends, n, maxPayload);
