@@ -65,6 +65,11 @@ public final class CompareRunner {
   final List<String> report = new ArrayList<>();
   final Map<String, Double> values = new LinkedHashMap<>();
   Path work;
+  /**
+   * {@link #LAUNCHER_JVM} and the class data sharing archive bin/weir maps from its second start on
+   * ({@code cds=false}: the launcher's options alone, as bin/weir's first start).
+   */
+  List<String> launcherJvm = LAUNCHER_JVM;
 
   public static void main(String[] args) throws Exception {
     CompareRunner r = new CompareRunner();
@@ -81,7 +86,7 @@ public final class CompareRunner {
 
   /** The launcher's JVM options, plus a JFR recording in {@code dir} with {@code jfr=true}. */
   List<String> jvm(Path dir) {
-    List<String> o = new ArrayList<>(LAUNCHER_JVM);
+    List<String> o = new ArrayList<>(launcherJvm);
     if (opts.containsKey("jfr")) {
       o.add("-XX:StartFlightRecording=settings=profile,filename=" + dir.resolve("weir.jfr"));
     }
@@ -114,7 +119,10 @@ public final class CompareRunner {
     work = Files.createTempDirectory("weir-bench");
     out("# Weir side-by-side benchmark, " + LocalDate.now() + ", " + Runtime.getRuntime().availableProcessors()
         + " CPUs, work dir " + work);
-    out("Weir JVM options (bin/weir defaults): " + String.join(" ", LAUNCHER_JVM));
+    if (!"false".equals(opts.get("cds"))) {
+      launcherJvm = WeirProcess.launcherJvmOptionsWithArchive(work.resolve("cds"));
+    }
+    out("Weir JVM options (bin/weir defaults): " + String.join(" ", launcherJvm));
     if (phase("rw")) {
       remoteWrite();
     }
@@ -458,7 +466,7 @@ public final class CompareRunner {
     new ProcessBuilder("kill", "-9", String.valueOf(pid)).start().waitFor();
     Thread.sleep(500);
     long start = System.nanoTime();
-    WeirProcess w = WeirProcess.launch(dir.resolve("restart"), LAUNCHER_JVM, "--auth.multitenancy-enabled=false",
+    WeirProcess w = WeirProcess.launch(dir.resolve("restart"), launcherJvm, "--auth.multitenancy-enabled=false",
         "--ingester.data-dir=" + dir.resolve("data"), "--ingester.max-global-series-per-user=0");
     try {
       w.awaitReady(Duration.ofMinutes(10));

@@ -120,6 +120,51 @@ public final class WeirProcess implements AutoCloseable {
     }
   }
 
+  /**
+   * {@link #launcherJvmOptions()} plus the class data sharing archive {@code bin/weir} maps from
+   * its second start on (its first normal exit writes one, {@code ingester/target/weir.jsa}):
+   * benchmarks measure that start. The archive here, {@code ingester/target/weir-bench.jsa}, is
+   * trained once per build of {@code weir.jar} by a process with the launcher's options in Kafka
+   * mode ({@code --target=all}, in-memory ring) on a broker of its own in {@code dir}, which takes
+   * one remote write, a query and a scrape, so it holds the classes of the classic and the Kafka
+   * paths. Without an archive (training failed) the launcher's options alone.
+   */
+  public static List<String> launcherJvmOptionsWithArchive(Path dir) {
+    List<String> launcher = launcherJvmOptions();
+    Path jar = RepoPaths.weirJar();
+    List<String> options = new ArrayList<>(launcher);
+    options.addAll(ClassDataSharing.archived(jar.resolveSibling("weir-bench.jsa"), List.of(jar), dump -> {
+      Files.createDirectories(dir);
+      try (KafkaBroker broker = KafkaBroker.start(dir.resolve("kafka"))) {
+        broker.createTopic("cds", 1);
+        List<String> jvm = new ArrayList<>(launcher);
+        jvm.addAll(dump);
+        try (WeirProcess w = launch(dir.resolve("weir"), jvm, "--ingest-storage.enabled=true",
+            "--ingest-storage.kafka.address=" + broker.bootstrap(), "--ingest-storage.kafka.topic=cds",
+            "--ingester.id=ingester-0", "--auth.multitenancy-enabled=false",
+            "--ingester.partition-ring.min-partition-owners-duration=0s")) {
+          w.awaitReady(Duration.ofSeconds(120));
+          pushOne(w, "cds");
+          w.get("/api/v1/series?match[]=cds");
+          w.get("/metrics");
+          w.terminate(Duration.ofSeconds(60)); // a normal exit: the JVM writes the archive
+        }
+      }
+    }));
+    return List.copyOf(options);
+  }
+
+  /** Pushes one sample of the series {@code {__name__="<name>"}} through remote write. */
+  private static void pushOne(WeirProcess w, String name) throws Exception {
+    TimeSeries series = TimeSeries.newBuilder()
+        .addLabels(Label.newBuilder().setName("__name__").setValue(name))
+        .addSamples(Sample.newBuilder().setTimestamp(System.currentTimeMillis()).setValue(1)).build();
+    new RemoteClient(w.httpUrl()).post("/api/v1/push",
+        Snappy.compress(WriteRequest.newBuilder().addTimeseries(series).build().toByteArray()),
+        "Content-Encoding", "snappy", "Content-Type", "application/x-protobuf",
+        "X-Prometheus-Remote-Write-Version", "0.1.0", "X-Scope-OrgID", name);
+  }
+
   /** {@link #TEST_JVM} and the class data sharing options of {@code weir.jar}. */
   private static List<String> testJvm() {
     List<String> options = new ArrayList<>(TEST_JVM);
@@ -146,13 +191,7 @@ public final class WeirProcess implements AutoCloseable {
         try (WeirProcess w = launch(dir, jvm, c.args("--target=all", "--ingester.id=ingester-zone-a-0",
             "--ingest-storage.kafka.consumer-group=cds-training-" + c.topic))) {
           w.awaitReady(Duration.ofSeconds(120));
-          TimeSeries series = TimeSeries.newBuilder()
-              .addLabels(Label.newBuilder().setName("__name__").setValue("cds"))
-              .addSamples(Sample.newBuilder().setTimestamp(System.currentTimeMillis()).setValue(1)).build();
-          new RemoteClient(w.httpUrl()).post("/api/v1/push",
-              Snappy.compress(WriteRequest.newBuilder().addTimeseries(series).build().toByteArray()),
-              "Content-Encoding", "snappy", "Content-Type", "application/x-protobuf",
-              "X-Prometheus-Remote-Write-Version", "0.1.0", "X-Scope-OrgID", "cds");
+          pushOne(w, "cds");
           w.get("/metrics");
           w.terminate(Duration.ofSeconds(60)); // a normal exit: the JVM writes the archive
         } finally {

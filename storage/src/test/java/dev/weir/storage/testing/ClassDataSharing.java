@@ -48,8 +48,8 @@ public final class ClassDataSharing {
     return archived(archive, classpath, training);
   }
 
-  /** {@link #options} whatever {@code weir.test.cds} says. */
-  static synchronized List<String> archived(Path archive, List<Path> classpath, Training training) {
+  /** {@link #options} whatever {@code weir.test.cds} says (benchmarks, which measure the archive). */
+  public static synchronized List<String> archived(Path archive, List<Path> classpath, Training training) {
     try {
       String key = key(classpath);
       Path keyFile = archive.resolveSibling(archive.getFileName() + ".key");
