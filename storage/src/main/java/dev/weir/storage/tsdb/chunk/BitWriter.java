@@ -10,12 +10,14 @@ import java.util.Arrays;
  * <p>A stream may start with a fixed header of whole bytes that the owner patches with
  * {@link #setByte} (sample count, flags); bits are appended after it. Not thread-safe.
  *
- * <p>Not final: {@link XorAppender} extends it so that a series' head chunk is one object, not
- * three (appender, writer, XOR state: 32 bytes less per series).
+ * <p>Not final: {@link XorChunkBase} extends it so that a series' head chunk is fields of the
+ * series, not objects of its own (appender, writer, XOR state).
  */
 class BitWriter {
   /** Prometheus clamps leading zeros to 31 so they fit in 5 bits. */
   private static final int MAX_LEADING = 31;
+
+  private static final byte[] EMPTY = new byte[0];
 
   private byte[] buf;
   private long bitLen;
@@ -23,6 +25,30 @@ class BitWriter {
   BitWriter(int headerBytes, int initialBytes) {
     buf = new byte[Math.max(initialBytes, headerBytes + 1)];
     bitLen = 8L * headerBytes;
+  }
+
+  /** A writer without a buffer yet: {@link #restart} gives it one. */
+  BitWriter() {
+    buf = EMPTY;
+  }
+
+  /**
+   * Starts a new stream after {@code headerBytes} of header: reuses the buffer, zeroing what was
+   * written, or allocates {@code initialBytes} when there is none ({@link #release}).
+   */
+  void restart(int headerBytes, int initialBytes) {
+    if (buf.length == 0) {
+      buf = new byte[Math.max(initialBytes, headerBytes + 1)];
+    } else {
+      Arrays.fill(buf, 0, sizeBytes(), (byte) 0);
+    }
+    bitLen = 8L * headerBytes;
+  }
+
+  /** Drops the buffer; {@link #restart} must come before the next write. */
+  void release() {
+    buf = EMPTY;
+    bitLen = 0;
   }
 
   int sizeBytes() {
@@ -97,25 +123,25 @@ class BitWriter {
   void writeVarbitInt(long v) {
     if (v == 0) {
       writeBit(false);
-    } else if (XorAppender.bitRange(v, 3)) {
+    } else if (XorChunkBase.bitRange(v, 3)) {
       writeBits(0b10, 2);
       writeBits(v, 3);
-    } else if (XorAppender.bitRange(v, 6)) {
+    } else if (XorChunkBase.bitRange(v, 6)) {
       writeBits(0b110, 3);
       writeBits(v, 6);
-    } else if (XorAppender.bitRange(v, 9)) {
+    } else if (XorChunkBase.bitRange(v, 9)) {
       writeBits(0b1110, 4);
       writeBits(v, 9);
-    } else if (XorAppender.bitRange(v, 12)) {
+    } else if (XorChunkBase.bitRange(v, 12)) {
       writeBits(0b11110, 5);
       writeBits(v, 12);
-    } else if (XorAppender.bitRange(v, 18)) {
+    } else if (XorChunkBase.bitRange(v, 18)) {
       writeBits(0b111110, 6);
       writeBits(v, 18);
-    } else if (XorAppender.bitRange(v, 25)) {
+    } else if (XorChunkBase.bitRange(v, 25)) {
       writeBits(0b1111110, 7);
       writeBits(v, 25);
-    } else if (XorAppender.bitRange(v, 56)) {
+    } else if (XorChunkBase.bitRange(v, 56)) {
       writeBits(0b11111110, 8);
       writeBits(v, 56);
     } else {

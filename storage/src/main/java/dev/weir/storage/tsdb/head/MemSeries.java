@@ -2,7 +2,7 @@ package dev.weir.storage.tsdb.head;
 
 import dev.weir.storage.tsdb.chunk.Chunks;
 import dev.weir.storage.tsdb.chunk.NativeHistogram;
-import dev.weir.storage.tsdb.chunk.XorAppender;
+import dev.weir.storage.tsdb.chunk.XorChunkBase;
 import dev.weir.storage.tsdb.labels.Labels;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -11,12 +11,14 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * One series in a tenant head: its labels, its completed chunks and the chunk being appended to.
+ * A float head chunk is this object's own fields ({@link XorChunkBase}), which also hold the
+ * newest sample's time and value bits.
  *
  * <p>Thread-safety: sample data is guarded by this object's monitor. Appends additionally happen
  * only under the head's append lock, which also guards the {@code mark*} fields used to check a
  * batch before it is logged and applied.
  */
-public final class MemSeries {
+public final class MemSeries extends XorChunkBase {
   private static final byte[][] NO_CHUNKS = new byte[0][];
   private static final long[] NO_TIMES = new long[0];
 
@@ -36,16 +38,13 @@ public final class MemSeries {
   /** Per completed chunk its encoding (Chunks.XOR, HISTOGRAM, FLOAT_HISTOGRAM); null while all are XOR. */
   private byte @Nullable [] chunkEnc;
   private int numChunks;
-  private @Nullable XorAppender head;
-  /** The histogram chunk being appended to; at most one of {@code head} and this is set. */
+  /** The histogram chunk being appended to; at most one of the float head chunk and this holds samples. */
   private @Nullable HistogramHead histHead;
   /** The newest sample when it is a histogram (as received), else null. */
   private @Nullable NativeHistogram lastHistogram;
   /** End (exclusive) of the chunk range the head chunk belongs to. */
   private long headChunkEnd;
 
-  private long maxT = Long.MIN_VALUE;
-  private long lastValueBits;
   private int numSamples;
   private volatile long lastAppendWallMillis;
 
@@ -114,11 +113,11 @@ public final class MemSeries {
   }
 
   synchronized long maxTime() {
-    return maxT;
+    return lastTime;
   }
 
   synchronized long lastValueBits() {
-    return lastValueBits;
+    return lastBits;
   }
 
   /** The newest sample's histogram, or null when it is a float sample (or there is none). */
@@ -174,9 +173,8 @@ public final class MemSeries {
         }
       }
     }
-    XorAppender h = head;
-    return h != null && h.numSamples() > 0 && h.minTime() <= t && t <= h.maxTime()
-        ? SampleLookup.inChunk(h.bytes(), t, valueBits) : SampleLookup.ABSENT;
+    return xorSamples() > 0 && xorMinTime() <= t && t <= lastTime
+        ? SampleLookup.inChunk(xorBytes(), t, valueBits) : SampleLookup.ABSENT;
   }
 
   /** Seals the out-of-order chunks for compaction (see {@link OooSeries#seal()}); empty if none. */
@@ -202,7 +200,7 @@ public final class MemSeries {
     if (hh != null) {
       return hh.minTime();
     }
-    return head == null ? Long.MAX_VALUE : head.minTime();
+    return xorSamples() == 0 ? Long.MAX_VALUE : xorMinTime();
   }
 
   /**
@@ -212,7 +210,7 @@ public final class MemSeries {
    * first sample and not applied it yet).
    */
   synchronized long heldFrom() {
-    return numSamples > 0 ? minTime() : maxT == Long.MIN_VALUE ? Long.MIN_VALUE : maxT + 1;
+    return numSamples > 0 ? minTime() : lastTime == Long.MIN_VALUE ? Long.MIN_VALUE : lastTime + 1;
   }
 
   /**
@@ -221,19 +219,18 @@ public final class MemSeries {
    * window, so no chunk crosses a block boundary.
    */
   synchronized void append(long t, double v, int samplesPerChunk, long chunkRange, long wallMillis) {
-    XorAppender h = head;
-    closeHistogramChunk(); // a float after histograms starts an XOR chunk
-    if (h == null || h.numSamples() >= samplesPerChunk || t >= headChunkEnd) {
-      if (h != null) {
-        closeHeadChunk(h);
+    if (histHead != null) {
+      closeHistogramChunk(); // a float after histograms starts an XOR chunk
+    }
+    int n = xorSamples();
+    if (n == 0 || n >= samplesPerChunk || t >= headChunkEnd) {
+      if (n > 0) {
+        closeHeadChunk();
+        xorRelease(); // a new chunk grows from a small buffer again: a kept one would hold its peak
       }
-      h = new XorAppender();
-      head = h;
       headChunkEnd = Math.floorDiv(t, chunkRange) * chunkRange + chunkRange;
     }
-    h.append(t, v);
-    maxT = t;
-    lastValueBits = Double.doubleToRawLongBits(v);
+    xorAppend(t, v); // sets lastTime and lastBits
     lastHistogram = null;
     numSamples++;
     lastAppendWallMillis = wallMillis;
@@ -245,10 +242,9 @@ public final class MemSeries {
    * or when the chunk appender turns the sample down.
    */
   synchronized void appendHistogram(long t, NativeHistogram v, int samplesPerChunk, long chunkRange, long wallMillis) {
-    XorAppender x = head;
-    if (x != null) {
-      closeHeadChunk(x);
-      head = null;
+    if (xorSamples() > 0) {
+      closeHeadChunk();
+      xorRelease();
     }
     HistogramHead h = histHead;
     if (h == null || t >= headChunkEnd || !h.append(t, v)) {
@@ -260,8 +256,8 @@ public final class MemSeries {
         throw new IllegalStateException("an empty histogram chunk refused its first sample");
       }
     }
-    maxT = t;
-    lastValueBits = 0;
+    lastTime = t;
+    lastBits = 0;
     lastHistogram = v;
     numSamples++;
     lastAppendWallMillis = wallMillis;
@@ -308,8 +304,8 @@ public final class MemSeries {
     return enc == null ? Chunks.XOR : enc[i];
   }
 
-  private void closeHeadChunk(XorAppender h) {
-    addChunk(h.bytes(), h.minTime(), h.maxTime(), Chunks.XOR);
+  private void closeHeadChunk() {
+    addChunk(xorBytes(), xorMinTime(), lastTime, Chunks.XOR);
   }
 
 
@@ -328,9 +324,8 @@ public final class MemSeries {
     if (hh != null && hh.numSamples() > 0 && hh.maxTime() >= mint && hh.minTime() <= maxt) {
       out.add(new ChunkData(hh.minTime(), hh.maxTime(), hh.bytes(), hh.encoding()));
     }
-    XorAppender h = head;
-    if (h != null && h.numSamples() > 0 && h.maxTime() >= mint && h.minTime() <= maxt) {
-      out.add(new ChunkData(h.minTime(), h.maxTime(), h.bytes()));
+    if (xorSamples() > 0 && lastTime >= mint && xorMinTime() <= maxt) {
+      out.add(new ChunkData(xorMinTime(), lastTime, xorBytes()));
     }
     return out;
   }
@@ -348,9 +343,8 @@ public final class MemSeries {
         return true;
       }
     }
-    XorAppender h = head;
-    return h != null && h.numSamples() > 0 && h.minTime() <= t && t <= h.maxTime()
-        && chunkHolds(h.bytes(), t, valueBits);
+    return xorSamples() > 0 && xorMinTime() <= t && t <= lastTime
+        && chunkHolds(xorBytes(), t, valueBits);
   }
 
   /**
@@ -404,10 +398,9 @@ public final class MemSeries {
       if (hh != null && hh.numSamples() > 0 && hh.maxTime() < before) {
         closeHistogramChunk();
       }
-      XorAppender h = head;
-      if (h != null && h.numSamples() > 0 && h.maxTime() < before) {
-        closeHeadChunk(h);
-        head = null;
+      if (xorSamples() > 0 && lastTime < before) {
+        closeHeadChunk();
+        xorRelease();
       }
     }
     for (int j = 0; j < numChunks && chunkMaxT[j] < before; j++) {
@@ -429,12 +422,12 @@ public final class MemSeries {
     if (i < numChunks) {
       return n;
     }
-    XorAppender h = head;
+    boolean xor = xorSamples() > 0;
     HistogramHead hh = histHead;
-    boolean headGoes = h == null || h.maxTime() < before;
+    boolean headGoes = !xor || lastTime < before;
     boolean histGoes = hh == null || hh.maxTime() < before;
-    if (h != null && headGoes) {
-      n += h.capacityBytes();
+    if (xor && headGoes) {
+      n += xorCapacity();
     }
     if (hh != null && histGoes) {
       n += hh.capacityBytes();
@@ -466,17 +459,16 @@ public final class MemSeries {
       java.util.Arrays.fill(chunks, left, numChunks, null);
       numChunks = left;
     }
-    XorAppender h = head;
-    if (numChunks == 0 && h != null && h.maxTime() < before) {
-      numSamples -= h.numSamples();
-      head = null;
+    if (numChunks == 0 && xorSamples() > 0 && lastTime < before) {
+      numSamples -= xorSamples();
+      xorRelease();
     }
     HistogramHead hh = histHead;
     if (numChunks == 0 && hh != null && hh.maxTime() < before) {
       numSamples -= hh.numSamples();
       histHead = null;
     }
-    return numChunks == 0 && head == null && histHead == null && (ooo == null || ooo.isEmpty());
+    return numChunks == 0 && xorSamples() == 0 && histHead == null && (ooo == null || ooo.isEmpty());
   }
 
   /**
@@ -500,10 +492,9 @@ public final class MemSeries {
     if (ooo != null) {
       n += ooo.bytes();
     }
-    XorAppender h = head;
     HistogramHead hh = histHead;
     n += hh == null ? 0 : hh.capacityBytes();
-    return h == null ? n : n + h.capacityBytes();
+    return n + xorCapacity(); // 0 without a float head chunk (its buffer is released)
   }
 
   /** The heap bytes of an array with {@code dataBytes} of elements: a 16-byte header, 8-byte aligned. */

@@ -2,11 +2,14 @@ package dev.weir.storage.tsdb.head;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.weir.storage.tsdb.chunk.Chunks;
+import dev.weir.storage.tsdb.chunk.XorIterator;
 import dev.weir.storage.tsdb.labels.Labels;
+import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** What a series' sample data costs in its share of the head's memory estimate. */
+/** A series' float head chunk (its own fields) and what its sample data costs in the head's estimate. */
 class MemSeriesTest {
   private static final long RANGE = 7_200_000L;
 
@@ -32,5 +35,63 @@ class MemSeriesTest {
     assertThat(MemSeries.arrayBytes(1)).isEqualTo(24);
     assertThat(MemSeries.arrayBytes(8)).isEqualTo(24);
     assertThat(MemSeries.arrayBytes(9)).isEqualTo(32);
+  }
+
+  /**
+   * The float head chunk lives in the series' own fields: every chunk it cuts (by sample count, by
+   * range, before a histogram) decodes to exactly what was appended, the newest sample survives a
+   * histogram and the truncation of every chunk, and a dropped head chunk leaves no buffer.
+   */
+  @Test
+  void theFloatHeadChunkCutsDecodesAndIsReleasedWithTheNewestSampleKept() {
+    MemSeries s = new MemSeries(Labels.of("__name__", "m"), 1);
+    List<long[]> appended = new ArrayList<>(); // time, value bits
+    for (int i = 0; i < 250; i++) { // 120 + 120 + 10 samples: two cuts by count
+      double v = i % 7 == 0 ? 1.0 : Math.sin(i) * 1000;
+      s.append(i * 15_000L + (i % 3), v, 120, RANGE, 0);
+      appended.add(new long[] {i * 15_000L + (i % 3), Double.doubleToRawLongBits(v)});
+    }
+    s.appendHistogram(250 * 15_000L, TenantHeadHistogramTest.ints(1), 120, RANGE, 0); // closes the float chunk
+    assertThat(s.maxTime()).isEqualTo(250 * 15_000L);
+    assertThat(s.lastValueBits()).isZero();
+    s.append(251 * 15_000L, -2.5, 120, RANGE, 0); // a float after the histogram: a new float chunk
+    appended.add(new long[] {251 * 15_000L, Double.doubleToRawLongBits(-2.5)});
+    assertThat(s.lastValueBits()).isEqualTo(Double.doubleToRawLongBits(-2.5));
+
+    List<ChunkData> chunks = s.chunks(Long.MIN_VALUE, Long.MAX_VALUE);
+    assertThat(chunks).extracting(ChunkData::encoding)
+        .containsExactly(Chunks.XOR, Chunks.XOR, Chunks.XOR, Chunks.HISTOGRAM, Chunks.XOR);
+    List<long[]> decoded = new ArrayList<>();
+    for (ChunkData c : chunks) {
+      if (c.encoding() == Chunks.XOR) {
+        XorIterator it = new XorIterator(c.bytes());
+        long first = Long.MIN_VALUE;
+        while (it.next()) {
+          first = first == Long.MIN_VALUE ? it.timestamp() : first;
+          decoded.add(new long[] {it.timestamp(), Double.doubleToRawLongBits(it.value())});
+        }
+        assertThat(first).isEqualTo(c.minTime());
+        assertThat(decoded.get(decoded.size() - 1)[0]).isEqualTo(c.maxTime());
+      }
+    }
+    assertThat(decoded).containsExactlyElementsOf(appended);
+    assertThat(s.holds(100 * 15_000L + 1, appended.get(100)[1])).isTrue();
+    assertThat(s.holds(251 * 15_000L, Double.doubleToRawLongBits(-2.5))).isTrue();
+    assertThat(s.numSamples()).isEqualTo(252);
+
+    // Truncating everything: the chunks go, the head chunk's buffer too; the newest sample stays known.
+    List<ChunkData> out = new ArrayList<>();
+    s.chunksBefore(Long.MAX_VALUE, out);
+    assertThat(out).hasSize(5);
+    assertThat(s.dropChunksBefore(Long.MAX_VALUE)).as("nothing left").isTrue();
+    assertThat(s.numSamples()).isZero();
+    assertThat(s.chunkBytes()).isEqualTo(MemSeries.arrayBytes(4L * 8) + 2 * MemSeries.arrayBytes(8L * 8)
+        + MemSeries.arrayBytes(8)); // only the emptied index arrays (8 slots) and encodings remain
+    assertThat(s.maxTime()).isEqualTo(251 * 15_000L);
+    assertThat(s.heldFrom()).isEqualTo(251 * 15_000L + 1);
+
+    s.append(252 * 15_000L, 4.0, 120, RANGE, 0); // appends go on after the release
+    assertThat(s.chunks(Long.MIN_VALUE, Long.MAX_VALUE)).singleElement()
+        .satisfies(c -> assertThat(c.minTime()).isEqualTo(252 * 15_000L));
   }
 }
