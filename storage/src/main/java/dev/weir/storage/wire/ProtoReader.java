@@ -31,6 +31,14 @@ final class ProtoReader {
 
   /** Reads a tag; field number {@code tag >>> 3}, wire type {@code tag & 7}. */
   int tag() {
+    int p = pos;
+    if (p < limit) {
+      int b = buf[p];
+      if (b >= 8) { // one byte (fields 1-15) and a field number > 0: almost every tag
+        pos = p + 1;
+        return b;
+      }
+    }
     long t = varint();
     if (t >>> 32 != 0 || (t >>> 3) == 0) {
       throw new WireFormatException("invalid tag " + t);
@@ -39,6 +47,18 @@ final class ProtoReader {
   }
 
   long varint() {
+    int p = pos;
+    if (p < limit) {
+      byte b = buf[p];
+      if (b >= 0) { // one byte: tags, lengths under 128, small numbers
+        pos = p + 1;
+        return b;
+      }
+    }
+    return varintLong();
+  }
+
+  private long varintLong() {
     long r = 0;
     for (int shift = 0; shift < 64; shift += 7) {
       if (pos >= limit) {

@@ -3,6 +3,7 @@ package dev.weir.storage.wire;
 import dev.weir.storage.tsdb.chunk.NativeHistogram;
 import dev.weir.storage.tsdb.labels.Labels;
 import dev.weir.storage.tsdb.labels.SeriesKey;
+import dev.weir.storage.util.AsciiHash;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CharsetDecoder;
@@ -421,6 +422,21 @@ public final class WireSeries {
   }
 
   private void label(int off, int len) {
+    // The layout every encoder writes: the name (field 1) and then the value (field 2), each
+    // under 128 bytes, nothing else; read without the cursor. Anything else takes the general path.
+    byte[] b = buf;
+    int end = off + len;
+    if (len >= 4 && b[off] == 0x0a) {
+      int nLen = b[off + 1];
+      int vTagAt = off + 2 + nLen;
+      if (nLen >= 0 && vTagAt + 1 < end && b[vTagAt] == 0x12) {
+        int vLen = b[vTagAt + 1];
+        if (vLen >= 0 && vTagAt + 2 + vLen == end) {
+          addLabel(off + 2, nLen, vTagAt + 2, vLen);
+          return;
+        }
+      }
+    }
     sub.reset(buf, off, len);
     int nOff = off;
     int nLen = 0;
@@ -457,20 +473,12 @@ public final class WireSeries {
     labels++;
     int bits = 0;
     if (hashOnRead) {
-      // One pass computes the hash and the ASCII check (measured faster than two).
-      int hn = 0;
-      for (int i = nOff, end = nOff + nLen; i < end; i++) {
-        byte c = buf[i];
-        bits |= c;
-        hn = 31 * hn + c;
-      }
-      int hv = 0;
-      for (int i = vOff, end = vOff + vLen; i < end; i++) {
-        byte c = buf[i];
-        bits |= c;
-        hv = 31 * hv + c;
-      }
-      hash = 31 * (31 * hash + hn) + hv;
+      // One pass computes the hash and the ASCII check (measured faster than two); the hash of
+      // labels that are not all ASCII is not used (hasKey).
+      long hn = AsciiHash.of(buf, nOff, nLen);
+      long hv = AsciiHash.of(buf, vOff, vLen);
+      bits = (int) ((hn | hv) >> 32); // negative when either is -1
+      hash = 31 * (31 * hash + (int) hn) + (int) hv;
     } else {
       for (int i = nOff, end = nOff + nLen; i < end; i++) {
         bits |= buf[i];
@@ -504,11 +512,7 @@ public final class WireSeries {
 
   /** {@link String#hashCode()} of the ASCII bytes {@code buf[off, off+len)}. */
   private int stringHash(int off, int len) {
-    int h = 0;
-    for (int i = off, end = off + len; i < end; i++) {
-      h = 31 * h + buf[i];
-    }
-    return h;
+    return (int) AsciiHash.of(buf, off, len);
   }
 
   private int compareBytes(int aOff, int aLen, int bOff, int bLen) {

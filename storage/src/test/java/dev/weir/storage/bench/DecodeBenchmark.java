@@ -98,6 +98,16 @@ public class DecodeBenchmark {
     return found;
   }
 
+  /**
+   * The byte-level reader alone, as the Kafka reader's decoding thread runs it: structure check,
+   * label positions and hashes of every series (no lookup).
+   */
+  @Benchmark
+  @OperationsPerInvocation(BATCH)
+  public int wireParse() {
+    return WireBatch.parse(nextRequest(), cursor).hash(BATCH - 1);
+  }
+
   /** The byte-level reader: structure check and label hashes, then a lookup by label bytes per series. */
   @Benchmark
   @OperationsPerInvocation(BATCH)

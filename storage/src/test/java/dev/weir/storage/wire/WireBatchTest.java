@@ -171,6 +171,51 @@ class WireBatchTest {
     assertThat(unkeyed).isGreaterThan(1000);
   }
 
+  /**
+   * Labels whose fields are not "name, then value, nothing else" (which the reader takes without
+   * its cursor) read as protobuf reads them: value first, unknown fields, a repeated field (the
+   * last wins), a missing value, a long name.
+   */
+  @Test
+  void labelsInAnyFieldLayoutReadAsProtobufReadsThem() throws Exception {
+    byte[][] labels = {
+        {0x12, 1, 'v', 0x0a, 1, 'n'}, // value, then name
+        {0x0a, 1, 'n', 0x18, 5, 0x12, 1, 'v'}, // an unknown varint field between them
+        {0x0a, 1, 'n', 0x12, 1, 'v', 0x18, 5}, // an unknown field after them
+        {0x0a, 1, 'a', 0x0a, 1, 'n', 0x12, 1, 'v'}, // the name twice: the last wins
+        {0x0a, 1, 'n', 0x12, 1, 'w', 0x12, 1, 'v'}, // the value twice
+        {0x0a, 1, 'n'}, // no value
+        {0x0a, 1, 'n', 0x12, 0}, // an empty value written out
+    };
+    WireSeries cursor = new WireSeries();
+    for (byte[] label : labels) {
+      java.io.ByteArrayOutputStream series = new java.io.ByteArrayOutputStream();
+      series.write(0x0a);
+      series.write(label.length);
+      series.write(label);
+      byte[] sample = Sample.newBuilder().setTimestamp(1).setValue(2).build().toByteArray();
+      series.write(0x12);
+      series.write(sample.length);
+      series.write(sample);
+      byte[] ts = series.toByteArray();
+      byte[] req = new byte[ts.length + 2];
+      req[0] = 0x0a;
+      req[1] = (byte) ts.length;
+      System.arraycopy(ts, 0, req, 2, ts.length);
+      WriteRequest expected = WriteRequest.parseFrom(req);
+      WireBatch b = WireBatch.parse(req, cursor);
+      assertSameSeries(b.read(0, cursor), expected.getTimeseries(0));
+      assertThat(b.hash(0)).as(Arrays.toString(label))
+          .isEqualTo(Arrays.hashCode(new String[] {expected.getTimeseries(0).getLabels(0).getName(),
+              expected.getTimeseries(0).getLabels(0).getValue()}));
+    }
+    String longName = "n".repeat(200); // a two-byte length
+    TimeSeries ts = TimeSeries.newBuilder().addLabels(Label.newBuilder().setName(longName).setValue("v"))
+        .addSamples(Sample.newBuilder().setTimestamp(1)).build();
+    WriteRequest req = WriteRequest.newBuilder().addTimeseries(ts).build();
+    assertSameSeries(WireBatch.parse(req.toByteArray(), cursor).read(0, cursor), ts);
+  }
+
   @Test
   void everyTruncationOrCorruptionFailsWhereProtobufFails() {
     Random rnd = new Random(7);

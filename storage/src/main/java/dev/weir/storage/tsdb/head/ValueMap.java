@@ -1,5 +1,6 @@
 package dev.weir.storage.tsdb.head;
 
+import dev.weir.storage.util.AsciiHash;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.AbstractCollection;
@@ -80,13 +81,11 @@ final class ValueMap {
    * present, else null (a caller then makes the String). Lock-free, like {@link #get}.
    */
   @Nullable String keyOf(byte[] b, int off, int len) {
-    int hash = 0;
-    for (int i = off; i < off + len; i++) {
-      if (b[i] < 0) {
-        return null;
-      }
-      hash = 31 * hash + b[i];
+    long h = AsciiHash.of(b, off, len);
+    if (h < 0) {
+      return null;
     }
+    int hash = (int) h;
     Table t = table;
     int mask = t.keys.length - 1;
     for (int i = SeriesMap.spread(hash) & mask; ; i = (i + 1) & mask) {

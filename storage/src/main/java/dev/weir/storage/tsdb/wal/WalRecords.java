@@ -1,6 +1,7 @@
 package dev.weir.storage.tsdb.wal;
 
 import dev.weir.storage.tsdb.labels.Labels;
+import dev.weir.storage.util.AsciiHash;
 import dev.weir.storage.util.ByteSink;
 import dev.weir.storage.util.ByteSource;
 import java.nio.ByteBuffer;
@@ -391,8 +392,8 @@ public final class WalRecords {
       p = putField(out, p, 0x0a, buf, nameOff, nameLen);
       int valueAt = p + (valueLen == 0 ? 0 : 1 + Labels.varintSize(valueLen));
       p = putField(out, p, 0x12, buf, valueOff, valueLen);
-      long hn = asciiHash(out, nameAt, nameLen);
-      long hv = asciiHash(out, valueAt, valueLen);
+      long hn = AsciiHash.of(out, nameAt, nameLen);
+      long hv = AsciiHash.of(out, valueAt, valueLen);
       if (hn < 0 || hv < 0) {
         buf.position(start);
         return null;
@@ -401,19 +402,6 @@ public final class WalRecords {
     }
     scratch[0] = hash;
     return out;
-  }
-
-  /** {@link String#hashCode()} of ASCII bytes as an unsigned int, or -1 when a byte is past ASCII. */
-  private static long asciiHash(byte[] b, int off, int len) {
-    int h = 0;
-    for (int i = off; i < off + len; i++) {
-      byte x = b[i];
-      if (x < 0) {
-        return -1;
-      }
-      h = 31 * h + x;
-    }
-    return h & 0xffffffffL;
   }
 
   private static int putField(byte[] out, int p, int tag, ByteBuffer buf, int off, int len) {
