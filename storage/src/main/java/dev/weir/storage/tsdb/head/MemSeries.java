@@ -21,6 +21,8 @@ import org.jspecify.annotations.Nullable;
 public final class MemSeries extends XorChunkBase {
   private static final byte[][] NO_CHUNKS = new byte[0][];
   private static final long[] NO_TIMES = new long[0];
+  /** 2020-01-01T00:00:00Z in seconds since 1970. */
+  static final long WALL_EPOCH_SECOND = 1_577_836_800L;
 
   /**
    * The labels in their canonical encoding only ({@link Labels#withWireEncoding}): the strings
@@ -33,20 +35,23 @@ public final class MemSeries extends XorChunkBase {
   private final int ref;
 
   private byte[][] chunks = NO_CHUNKS;
-  private long[] chunkMinT = NO_TIMES;
-  private long[] chunkMaxT = NO_TIMES;
-  /** Per completed chunk its encoding (Chunks.XOR, HISTOGRAM, FLOAT_HISTOGRAM); null while all are XOR. */
-  private byte @Nullable [] chunkEnc;
+  /** Per completed chunk its oldest and newest sample time, at {@code 2i} and {@code 2i + 1}. */
+  private long[] chunkTimes = NO_TIMES;
   private int numChunks;
-  /** The histogram chunk being appended to; at most one of the float head chunk and this holds samples. */
-  private @Nullable HistogramHead histHead;
-  /** The newest sample when it is a histogram (as received), else null. */
-  private @Nullable NativeHistogram lastHistogram;
+  /** What only histogram and out-of-order series need, or null until one of them is set. */
+  private @Nullable Rare rare;
   /** End (exclusive) of the chunk range the head chunk belongs to. */
   private long headChunkEnd;
 
   private int numSamples;
-  private volatile long lastAppendWallMillis;
+  /**
+   * The wall-clock second of the last accepted sample, rounded up, counted from
+   * {@link #WALL_EPOCH_SECOND} (an int of seconds instead of a long of milliseconds: 2020 to 2088).
+   * Written under the monitor, read without it by the active-series count, which is approximate:
+   * an int is never torn, and a count that sees a second-old value is as good (not volatile: no
+   * fence on every append).
+   */
+  private int lastAppendWallSecond = Integer.MIN_VALUE;
 
   // Guarded by the head's append lock.
   /**
@@ -62,8 +67,54 @@ public final class MemSeries extends XorChunkBase {
   boolean logged;
   /** Set when truncation removed the series; an appender holding it must look it up again. */
   volatile boolean removed;
-  /** Out-of-order samples, or null before the first (guarded by this monitor). */
-  private @Nullable OooSeries ooo;
+
+  /**
+   * The fields of histogram and out-of-order series, one object for the few series that need
+   * them instead of four references in every series (guarded by the series' monitor).
+   */
+  private static final class Rare {
+    /** Per completed chunk its encoding (Chunks.XOR, HISTOGRAM, FLOAT_HISTOGRAM); null while all are XOR. */
+    byte @Nullable [] chunkEnc;
+    /** The histogram chunk being appended to; at most one of the float head chunk and this holds samples. */
+    @Nullable HistogramHead histHead;
+    /** The newest sample when it is a histogram (as received), else null. */
+    @Nullable NativeHistogram lastHistogram;
+    /** Out-of-order samples, or null before the first. */
+    @Nullable OooSeries ooo;
+  }
+
+  /** Heap bytes of a {@link Rare}: header and four references. */
+  static final long RARE_BYTES = 32;
+
+  private Rare rare() {
+    Rare r = rare;
+    if (r == null) {
+      r = new Rare();
+      rare = r;
+    }
+    return r;
+  }
+
+  private byte @Nullable [] chunkEnc() {
+    Rare r = rare;
+    return r == null ? null : r.chunkEnc;
+  }
+
+  private @Nullable HistogramHead histHead() {
+    Rare r = rare;
+    return r == null ? null : r.histHead;
+  }
+
+  private @Nullable OooSeries ooo() {
+    Rare r = rare;
+    return r == null ? null : r.ooo;
+  }
+
+  /** The wall-clock second {@code wallMillis} falls in, rounded up, from {@link #WALL_EPOCH_SECOND}. */
+  static int wallSecond(long wallMillis) {
+    long s = Math.floorDiv(wallMillis, 1000) + (Math.floorMod(wallMillis, 1000) == 0 ? 0 : 1) - WALL_EPOCH_SECOND;
+    return (int) Math.max(Integer.MIN_VALUE + 1, Math.min(Integer.MAX_VALUE, s));
+  }
 
   MemSeries(Labels labels, int ref) {
     this(labels.encoded().wireEncoding(), labels.hashCode(), ref);
@@ -107,9 +158,13 @@ public final class MemSeries extends XorChunkBase {
     return ref;
   }
 
-  /** Wall-clock time of the last accepted sample, for the active-series count. */
+  /**
+   * Wall-clock time of the last accepted sample, for the active-series count, rounded up to the
+   * second ({@code Long.MIN_VALUE} before the first).
+   */
   public long lastAppendWallMillis() {
-    return lastAppendWallMillis;
+    int s = lastAppendWallSecond;
+    return s == Integer.MIN_VALUE ? Long.MIN_VALUE : (s + WALL_EPOCH_SECOND) * 1000;
   }
 
   synchronized long maxTime() {
@@ -122,7 +177,8 @@ public final class MemSeries extends XorChunkBase {
 
   /** The newest sample's histogram, or null when it is a float sample (or there is none). */
   synchronized @Nullable NativeHistogram lastHistogram() {
-    return lastHistogram;
+    Rare r = rare;
+    return r == null ? null : r.lastHistogram;
   }
 
   synchronized boolean hasSamples() {
@@ -135,25 +191,29 @@ public final class MemSeries extends XorChunkBase {
 
   /** Whether the series holds any sample, in order or out of order. */
   synchronized boolean hasAnySamples() {
+    OooSeries ooo = ooo();
     return numSamples > 0 || (ooo != null && !ooo.isEmpty());
   }
 
   /** Whether the series holds out-of-order samples. */
   synchronized boolean hasOoo() {
+    OooSeries ooo = ooo();
     return ooo != null && !ooo.isEmpty();
   }
 
   /** Stores an out-of-order sample whose timestamp the series does not hold (checked by the head). */
   synchronized void appendOoo(long t, double v, int capMax, long wallMillis) {
-    if (ooo == null) {
-      ooo = new OooSeries(capMax);
+    Rare r = rare();
+    if (r.ooo == null) {
+      r.ooo = new OooSeries(capMax);
     }
-    ooo.insert(t, v, capMax);
-    lastAppendWallMillis = wallMillis;
+    r.ooo.insert(t, v, capMax);
+    lastAppendWallSecond = wallSecond(wallMillis);
   }
 
   /** The out-of-order chunks overlapping {@code [mint, maxt]}, added to {@code out}. */
   synchronized void oooChunks(long mint, long maxt, List<ChunkData> out) {
+    OooSeries ooo = ooo();
     if (ooo != null) {
       ooo.chunks(mint, maxt, out);
     }
@@ -161,12 +221,13 @@ public final class MemSeries extends XorChunkBase {
 
   /** {@link SampleLookup} result for timestamp {@code t} over in-order and out-of-order samples. */
   synchronized int lookup(long t, long valueBits) {
+    OooSeries ooo = ooo();
     int r = ooo == null ? SampleLookup.ABSENT : ooo.lookup(t, valueBits);
     if (r != SampleLookup.ABSENT) {
       return r;
     }
     for (int i = 0; i < numChunks; i++) {
-      if (chunkMinT[i] <= t && t <= chunkMaxT[i]) {
+      if (chunkTimes[2 * i] <= t && t <= chunkTimes[2 * i + 1]) {
         r = SampleLookup.inChunk(chunks[i], t, valueBits);
         if (r != SampleLookup.ABSENT) {
           return r;
@@ -179,24 +240,26 @@ public final class MemSeries extends XorChunkBase {
 
   /** Seals the out-of-order chunks for compaction (see {@link OooSeries#seal()}); empty if none. */
   synchronized List<ChunkData> sealOoo() {
+    OooSeries ooo = ooo();
     return ooo == null ? List.of() : ooo.seal();
   }
 
   /** Drops the chunks {@link #sealOoo()} returned. */
   synchronized void dropSealedOoo() {
+    OooSeries ooo = ooo();
     if (ooo != null) {
       ooo.dropSealed();
       if (ooo.isEmpty()) {
-        ooo = null;
+        rare.ooo = null;
       }
     }
   }
 
   synchronized long minTime() {
     if (numChunks > 0) {
-      return chunkMinT[0];
+      return chunkTimes[0];
     }
-    HistogramHead hh = histHead;
+    HistogramHead hh = histHead();
     if (hh != null) {
       return hh.minTime();
     }
@@ -219,8 +282,12 @@ public final class MemSeries extends XorChunkBase {
    * window, so no chunk crosses a block boundary.
    */
   synchronized void append(long t, double v, int samplesPerChunk, long chunkRange, long wallMillis) {
-    if (histHead != null) {
-      closeHistogramChunk(); // a float after histograms starts an XOR chunk
+    Rare rare = this.rare;
+    if (rare != null) {
+      if (rare.histHead != null) {
+        closeHistogramChunk(); // a float after histograms starts an XOR chunk
+      }
+      rare.lastHistogram = null;
     }
     int n = xorSamples();
     if (n == 0 || n >= samplesPerChunk || t >= headChunkEnd) {
@@ -231,9 +298,8 @@ public final class MemSeries extends XorChunkBase {
       headChunkEnd = Math.floorDiv(t, chunkRange) * chunkRange + chunkRange;
     }
     xorAppend(t, v); // sets lastTime and lastBits
-    lastHistogram = null;
     numSamples++;
-    lastAppendWallMillis = wallMillis;
+    lastAppendWallSecond = wallSecond(wallMillis);
   }
 
   /**
@@ -246,11 +312,12 @@ public final class MemSeries extends XorChunkBase {
       closeHeadChunk();
       xorRelease();
     }
-    HistogramHead h = histHead;
+    Rare rare = rare();
+    HistogramHead h = rare.histHead;
     if (h == null || t >= headChunkEnd || !h.append(t, v)) {
       closeHistogramChunk();
       h = HistogramHead.forSample(v, samplesPerChunk);
-      histHead = h;
+      rare.histHead = h;
       headChunkEnd = Math.floorDiv(t, chunkRange) * chunkRange + chunkRange;
       if (!h.append(t, v)) {
         throw new IllegalStateException("an empty histogram chunk refused its first sample");
@@ -258,15 +325,15 @@ public final class MemSeries extends XorChunkBase {
     }
     lastTime = t;
     lastBits = 0;
-    lastHistogram = v;
+    rare.lastHistogram = v;
     numSamples++;
-    lastAppendWallMillis = wallMillis;
+    lastAppendWallSecond = wallSecond(wallMillis);
   }
 
   private void closeHistogramChunk() {
-    HistogramHead h = histHead;
+    HistogramHead h = histHead();
     if (h != null) {
-      histHead = null;
+      rare.histHead = null;
       if (h.numSamples() > 0) {
         addChunk(h.bytes(), h.minTime(), h.maxTime(), h.encoding());
       }
@@ -277,10 +344,9 @@ public final class MemSeries extends XorChunkBase {
     if (numChunks == chunks.length) {
       int n = Math.max(4, numChunks * 2);
       chunks = Arrays.copyOf(chunks, n);
-      chunkMinT = Arrays.copyOf(chunkMinT, n);
-      chunkMaxT = Arrays.copyOf(chunkMaxT, n);
+      chunkTimes = Arrays.copyOf(chunkTimes, 2 * n);
     }
-    byte[] enc = chunkEnc;
+    byte[] enc = chunkEnc();
     if (enc == null && encoding != Chunks.XOR) {
       enc = new byte[chunks.length];
       Arrays.fill(enc, Chunks.XOR);
@@ -289,18 +355,18 @@ public final class MemSeries extends XorChunkBase {
       enc = Arrays.copyOf(enc, chunks.length);
       Arrays.fill(enc, old, enc.length, Chunks.XOR);
     }
-    chunkEnc = enc;
     if (enc != null) {
+      rare().chunkEnc = enc;
       enc[numChunks] = encoding;
     }
     chunks[numChunks] = bytes;
-    chunkMinT[numChunks] = min;
-    chunkMaxT[numChunks] = max;
+    chunkTimes[2 * numChunks] = min;
+    chunkTimes[2 * numChunks + 1] = max;
     numChunks++;
   }
 
   private byte encodingOf(int i) {
-    byte[] enc = chunkEnc;
+    byte[] enc = chunkEnc();
     return enc == null ? Chunks.XOR : enc[i];
   }
 
@@ -316,11 +382,11 @@ public final class MemSeries extends XorChunkBase {
   synchronized List<ChunkData> chunks(long mint, long maxt) {
     List<ChunkData> out = new ArrayList<>(numChunks + 1);
     for (int i = 0; i < numChunks; i++) {
-      if (chunkMaxT[i] >= mint && chunkMinT[i] <= maxt) {
-        out.add(new ChunkData(chunkMinT[i], chunkMaxT[i], chunks[i], encodingOf(i)));
+      if (chunkTimes[2 * i + 1] >= mint && chunkTimes[2 * i] <= maxt) {
+        out.add(new ChunkData(chunkTimes[2 * i], chunkTimes[2 * i + 1], chunks[i], encodingOf(i)));
       }
     }
-    HistogramHead hh = histHead;
+    HistogramHead hh = histHead();
     if (hh != null && hh.numSamples() > 0 && hh.maxTime() >= mint && hh.minTime() <= maxt) {
       out.add(new ChunkData(hh.minTime(), hh.maxTime(), hh.bytes(), hh.encoding()));
     }
@@ -338,7 +404,7 @@ public final class MemSeries extends XorChunkBase {
    */
   synchronized boolean holds(long t, long valueBits) {
     for (int i = 0; i < numChunks; i++) {
-      if (chunkMinT[i] <= t && t <= chunkMaxT[i] && encodingOf(i) == Chunks.XOR
+      if (chunkTimes[2 * i] <= t && t <= chunkTimes[2 * i + 1] && encodingOf(i) == Chunks.XOR
           && chunkHolds(chunks[i], t, valueBits)) {
         return true;
       }
@@ -353,14 +419,14 @@ public final class MemSeries extends XorChunkBase {
    */
   synchronized boolean holdsHistogram(long t, NativeHistogram h) {
     for (int i = 0; i < numChunks; i++) {
-      if (chunkMinT[i] <= t && t <= chunkMaxT[i] && encodingOf(i) != Chunks.XOR) {
+      if (chunkTimes[2 * i] <= t && t <= chunkTimes[2 * i + 1] && encodingOf(i) != Chunks.XOR) {
         NativeHistogram got = HistogramHead.at(encodingOf(i), chunks[i], t);
         if (got != null) {
           return HistogramHead.sameValue(got, h);
         }
       }
     }
-    HistogramHead hh = histHead;
+    HistogramHead hh = histHead();
     if (hh != null && hh.numSamples() > 0 && hh.minTime() <= t && t <= hh.maxTime()) {
       NativeHistogram got = HistogramHead.at(hh.encoding(), hh.bytes(), t);
       return got != null && HistogramHead.sameValue(got, h);
@@ -390,11 +456,11 @@ public final class MemSeries extends XorChunkBase {
    */
   synchronized void chunksBefore(long before, List<ChunkData> out) {
     int i = 0;
-    while (i < numChunks && chunkMaxT[i] < before) {
+    while (i < numChunks && chunkTimes[2 * i + 1] < before) {
       i++;
     }
     if (i == numChunks) {
-      HistogramHead hh = histHead;
+      HistogramHead hh = histHead();
       if (hh != null && hh.numSamples() > 0 && hh.maxTime() < before) {
         closeHistogramChunk();
       }
@@ -403,8 +469,8 @@ public final class MemSeries extends XorChunkBase {
         xorRelease();
       }
     }
-    for (int j = 0; j < numChunks && chunkMaxT[j] < before; j++) {
-      out.add(new ChunkData(chunkMinT[j], chunkMaxT[j], chunks[j], encodingOf(j)));
+    for (int j = 0; j < numChunks && chunkTimes[2 * j + 1] < before; j++) {
+      out.add(new ChunkData(chunkTimes[2 * j], chunkTimes[2 * j + 1], chunks[j], encodingOf(j)));
     }
   }
 
@@ -415,7 +481,7 @@ public final class MemSeries extends XorChunkBase {
   synchronized long bytesBefore(long before) {
     long n = 0;
     int i = 0;
-    while (i < numChunks && chunkMaxT[i] < before) {
+    while (i < numChunks && chunkTimes[2 * i + 1] < before) {
       n += chunks[i].length;
       i++;
     }
@@ -423,7 +489,7 @@ public final class MemSeries extends XorChunkBase {
       return n;
     }
     boolean xor = xorSamples() > 0;
-    HistogramHead hh = histHead;
+    HistogramHead hh = histHead();
     boolean headGoes = !xor || lastTime < before;
     boolean histGoes = hh == null || hh.maxTime() < before;
     if (xor && headGoes) {
@@ -432,6 +498,7 @@ public final class MemSeries extends XorChunkBase {
     if (hh != null && histGoes) {
       n += hh.capacityBytes();
     }
+    OooSeries ooo = ooo();
     boolean empty = headGoes && histGoes && (ooo == null || ooo.isEmpty());
     return empty ? -n : n;
   }
@@ -443,16 +510,15 @@ public final class MemSeries extends XorChunkBase {
    */
   synchronized boolean dropChunksBefore(long before) {
     int keepFrom = 0;
-    while (keepFrom < numChunks && chunkMaxT[keepFrom] < before) {
+    while (keepFrom < numChunks && chunkTimes[2 * keepFrom + 1] < before) {
       numSamples -= Chunks.numSamples(encodingOf(keepFrom), chunks[keepFrom]);
       keepFrom++;
     }
     if (keepFrom > 0) {
       int left = numChunks - keepFrom;
       System.arraycopy(chunks, keepFrom, chunks, 0, left);
-      System.arraycopy(chunkMinT, keepFrom, chunkMinT, 0, left);
-      System.arraycopy(chunkMaxT, keepFrom, chunkMaxT, 0, left);
-      byte[] enc = chunkEnc;
+      System.arraycopy(chunkTimes, 2 * keepFrom, chunkTimes, 0, 2 * left);
+      byte[] enc = chunkEnc();
       if (enc != null) {
         System.arraycopy(enc, keepFrom, enc, 0, left);
       }
@@ -463,12 +529,13 @@ public final class MemSeries extends XorChunkBase {
       numSamples -= xorSamples();
       xorRelease();
     }
-    HistogramHead hh = histHead;
+    HistogramHead hh = histHead();
     if (numChunks == 0 && hh != null && hh.maxTime() < before) {
       numSamples -= hh.numSamples();
-      histHead = null;
+      rare.histHead = null;
     }
-    return numChunks == 0 && xorSamples() == 0 && histHead == null && (ooo == null || ooo.isEmpty());
+    OooSeries ooo = ooo();
+    return numChunks == 0 && xorSamples() == 0 && histHead() == null && (ooo == null || ooo.isEmpty());
   }
 
   /**
@@ -483,16 +550,20 @@ public final class MemSeries extends XorChunkBase {
       n += arrayBytes(chunks[i].length);
     }
     if (chunks.length > 0) {
-      n += arrayBytes(4L * chunks.length) + 2 * arrayBytes(8L * chunks.length);
+      n += arrayBytes(4L * chunks.length) + arrayBytes(16L * chunks.length);
     }
-    byte[] enc = chunkEnc;
+    if (rare != null) {
+      n += RARE_BYTES;
+    }
+    byte[] enc = chunkEnc();
     if (enc != null) {
       n += arrayBytes(enc.length);
     }
+    OooSeries ooo = ooo();
     if (ooo != null) {
       n += ooo.bytes();
     }
-    HistogramHead hh = histHead;
+    HistogramHead hh = histHead();
     n += hh == null ? 0 : hh.capacityBytes();
     return n + xorCapacity(); // 0 without a float head chunk (its buffer is released)
   }

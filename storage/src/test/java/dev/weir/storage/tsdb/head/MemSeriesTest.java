@@ -27,9 +27,9 @@ class MemSeriesTest {
     assertThat(chunks).hasSize(2);
     int closedLength = chunks.get(0).bytes().length;
     long newHead = s.chunkBytes() - MemSeries.arrayBytes(closedLength) - MemSeries.arrayBytes(4L * 4)
-        - 2 * MemSeries.arrayBytes(8L * 4);
-    // The closed chunk (header, 8-byte aligned) and three index arrays of 4 slots (references,
-    // min times, max times) are counted beside the new head chunk's buffer, which is all that remains.
+        - MemSeries.arrayBytes(16L * 4);
+    // The closed chunk (header, 8-byte aligned) and two index arrays of 4 slots (references; min
+    // and max times) are counted beside the new head chunk's buffer, which is all that remains.
     assertThat(newHead).as("the new head chunk's buffer").isPositive().isLessThan(headOnly);
     assertThat(MemSeries.arrayBytes(0)).isEqualTo(16);
     assertThat(MemSeries.arrayBytes(1)).isEqualTo(24);
@@ -85,13 +85,31 @@ class MemSeriesTest {
     assertThat(out).hasSize(5);
     assertThat(s.dropChunksBefore(Long.MAX_VALUE)).as("nothing left").isTrue();
     assertThat(s.numSamples()).isZero();
-    assertThat(s.chunkBytes()).isEqualTo(MemSeries.arrayBytes(4L * 8) + 2 * MemSeries.arrayBytes(8L * 8)
-        + MemSeries.arrayBytes(8)); // only the emptied index arrays (8 slots) and encodings remain
+    assertThat(s.chunkBytes()).isEqualTo(MemSeries.arrayBytes(4L * 8) + MemSeries.arrayBytes(16L * 8)
+        + MemSeries.arrayBytes(8) + MemSeries.RARE_BYTES); // the emptied index arrays (8 slots), encodings, histogram fields
     assertThat(s.maxTime()).isEqualTo(251 * 15_000L);
     assertThat(s.heldFrom()).isEqualTo(251 * 15_000L + 1);
 
     s.append(252 * 15_000L, 4.0, 120, RANGE, 0); // appends go on after the release
     assertThat(s.chunks(Long.MIN_VALUE, Long.MAX_VALUE)).singleElement()
         .satisfies(c -> assertThat(c.minTime()).isEqualTo(252 * 15_000L));
+  }
+
+  /** The last append's wall-clock time is kept in whole seconds, rounded up: never earlier than it was. */
+  @Test
+  void theLastAppendsWallClockTimeIsRoundedUpToTheSecond() {
+    MemSeries s = new MemSeries(Labels.of("__name__", "m"), 1);
+    assertThat(s.lastAppendWallMillis()).as("before any sample").isEqualTo(Long.MIN_VALUE);
+    long now = 1_765_000_000_123L; // 2025-12-06
+    s.append(1, 1, 120, RANGE, now);
+    assertThat(s.lastAppendWallMillis()).isEqualTo(1_765_000_001_000L);
+    s.append(2, 1, 120, RANGE, 1_765_000_005_000L);
+    assertThat(s.lastAppendWallMillis()).as("a whole second stays").isEqualTo(1_765_000_005_000L);
+    s.append(3, 1, 120, RANGE, 5_001); // test clocks near 1970 too
+    assertThat(s.lastAppendWallMillis()).isEqualTo(6_000);
+    s.append(4, 1, 120, RANGE, -1_500);
+    assertThat(s.lastAppendWallMillis()).isEqualTo(-1_000);
+    s.append(5, 1, 120, RANGE, 3_786_912_000_000L); // 2090: past an int of seconds from 2020, clamped
+    assertThat(s.lastAppendWallMillis()).isEqualTo((Integer.MAX_VALUE + MemSeries.WALL_EPOCH_SECOND) * 1000);
   }
 }
