@@ -49,6 +49,8 @@ public class DecodeBenchmark {
   private TenantHead head;
   private byte[][] requests;
   private int next;
+  /** Times every request was taken: the scrape round, for timestamps that move forward. */
+  private long rounds;
   private final WireSeries cursor = new WireSeries();
 
   @Setup(Level.Trial)
@@ -74,6 +76,7 @@ public class DecodeBenchmark {
     byte[] r = requests[next++];
     if (next == requests.length) {
       next = 0;
+      rounds++;
     }
     return r;
   }
@@ -154,5 +157,27 @@ public class DecodeBenchmark {
       }
     }
     return app.commit(false).appended() + app.size();
+  }
+
+  /**
+   * The steady state of a push or a Kafka record: decode, warm each block of 64 lookups, find
+   * every series and append its sample one scrape interval after the last (XOR chunks that grow
+   * and are cut every 120 samples), commit (no WAL).
+   */
+  @Benchmark
+  @OperationsPerInvocation(BATCH)
+  public int wireDecodeWarmedAndAppend() {
+    long t = 15_000L * (rounds + 2); // before nextRequest: the whole request in one round
+    WireBatch b = WireBatch.parse(nextRequest(), cursor);
+    java.util.function.IntUnaryOperator hashes = b::hash;
+    Appender app = head.appender();
+    for (int i = 0; i < b.size(); i++) {
+      if (i % 64 == 0) {
+        head.warmLookups(hashes, i, Math.min(b.size(), i + 64));
+      }
+      WireSeries ws = b.read(i, cursor);
+      app.add(head.getByKey(ws.key()), t, ws.value(0) + rounds);
+    }
+    return app.commit(false).appended();
   }
 }

@@ -63,6 +63,16 @@ class BitWriter {
     return Arrays.copyOf(buf, sizeBytes());
   }
 
+  /**
+   * Reads the byte the next write goes to (or the buffer's last), for a caller warming the cache
+   * ahead of appends; safe without the owner's lock (a racing write may make it read another
+   * byte of the same or the previous buffer).
+   */
+  int touch() {
+    byte[] b = buf;
+    return b.length == 0 ? 0 : b[(int) Math.min(bitLen >>> 3, b.length - 1)];
+  }
+
   void setByte(int index, int value) {
     buf[index] = (byte) value;
   }

@@ -67,6 +67,11 @@ public abstract class XorChunkBase extends BitWriter {
     return chunkSamples == 0 ? new byte[] {0, 0} : bytes();
   }
 
+  /** Reads the byte the next append writes to, without the subclass's lock (see {@link BitWriter#touch}). */
+  protected final int xorTouch() {
+    return touch();
+  }
+
   /** Ends the chunk (its bytes were taken) and drops its buffer; the next append starts a new one. */
   protected final void xorRelease() {
     chunkSamples = 0;

@@ -84,11 +84,12 @@ final class SeriesMap {
   }
 
   /**
-   * Reads what the lookups of the series hashed {@code hashOf(from..to-1)} will read first (each
-   * hash's home slot, its series and labels, the first bytes of their wire encoding), in a loop of
-   * independent loads, so that the processor overlaps their cache misses instead of waiting for
-   * them one lookup at a time. Changes nothing; the result only keeps the loads from being
-   * optimized away. Lock-free, like {@link #get}.
+   * Reads what the lookups of the series hashed {@code hashOf(from..to-1)} and their appends will
+   * read first (each hash's home slot, its series, every cache line of its label bytes, the byte
+   * of its chunk buffer the next sample goes to), in a loop of independent loads, so that the
+   * processor overlaps their cache misses instead of waiting for them one lookup at a time.
+   * Changes nothing; the result only keeps the loads from being optimized away. Lock-free, like
+   * {@link #get}.
    */
   int warm(java.util.function.IntUnaryOperator hashOf, int from, int to) {
     MemSeries[] t = table;
@@ -97,8 +98,7 @@ final class SeriesMap {
     for (int k = from; k < to; k++) {
       MemSeries s = t[spread(hashOf.applyAsInt(k)) & mask];
       if (s != null) {
-        byte[] w = s.labelBytes();
-        sink += s.labelsHash() + (w.length == 0 ? 0 : w[0]);
+        sink += s.warm();
       }
     }
     return sink;
