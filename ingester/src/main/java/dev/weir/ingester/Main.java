@@ -4,6 +4,7 @@ import dev.weir.ingester.config.ConfigException;
 import dev.weir.ingester.config.FlagSet;
 import dev.weir.ingester.config.WeirConfig;
 import dev.weir.ingester.logging.Logging;
+import dev.weir.ingester.server.HeapTuner;
 import dev.weir.ingester.tool.ToolMain;
 import java.io.PrintStream;
 import java.util.Arrays;
@@ -87,6 +88,8 @@ public final class Main {
     }
     log.info("msg=\"weir is running\" http_port={} grpc_port={}", weir.httpPort(),
         weir.servesGrpc() ? String.valueOf(weir.grpcPort()) : "none");
+    // After the start-up (WAL replay): from here on the heap follows the allocation rate.
+    HeapTuner.startIfEnabled(weir.registry());
     try {
       weir.awaitTerminated();
     } catch (InterruptedException e) {
