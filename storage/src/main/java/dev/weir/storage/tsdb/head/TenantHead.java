@@ -70,30 +70,15 @@ public final class TenantHead {
   private volatile long minTime = Long.MAX_VALUE;
   private volatile long maxTime = Long.MIN_VALUE;
 
-  /**
-   * A series not in the postings yet, with its labels (the index keeps their strings; the series
-   * itself keeps only their bytes).
-   */
-  private record Unindexed(MemSeries series, @Nullable Labels labels) {
-    /** Adds the series to {@code postings}: by its labels, or by its bytes when it was replayed from them. */
-    void index(PostingsIndex postings) {
-      if (labels != null) {
-        postings.add(series, labels);
-      } else {
-        postings.addEncoded(series);
-      }
-    }
-  }
-
   /** Series created by replay, added to postings in ref order when replay finishes. */
-  private @Nullable List<Unindexed> replayed;
+  private @Nullable UnindexedSeries replayed;
   /**
    * The postings of a large replay being built in the background ({@link #finishReplay}); null
    * once the index is complete. Whatever reads the index waits for it.
    */
   private volatile @Nullable CompletableFuture<Void> postingsBuild;
   /** Series created while the replay's postings are built: added after them, in ref order. */
-  private @Nullable List<Unindexed> pendingPostings;
+  private @Nullable UnindexedSeries pendingPostings;
   private final HeadExemplars exemplars = new HeadExemplars(this);
   private final HeadMetadata metadata = new HeadMetadata(this);
 
@@ -306,9 +291,9 @@ public final class TenantHead {
     refs.put(s.ref(), s);
     series.put(s);
     if (replayed != null) {
-      replayed.add(new Unindexed(s, labels));
+      replayed.add(s, labels);
     } else if (pendingPostings != null) {
-      pendingPostings.add(new Unindexed(s, labels));
+      pendingPostings.add(s, labels);
     } else {
       if (labels != null) {
         postings.add(s, labels);
@@ -521,7 +506,7 @@ public final class TenantHead {
   /** Starts a replay: series are created with their WAL refs; postings are built at the end. */
   public void beginReplay() {
     synchronized (createLock) {
-      replayed = new ArrayList<>();
+      replayed = new UnindexedSeries();
     }
   }
 
@@ -647,32 +632,29 @@ public final class TenantHead {
   /** {@link #finishReplay()} with the executor and threshold of the background build (tests). */
   void finishReplay(Executor builder, int backgroundMinSeries) {
     synchronized (createLock) {
-      List<Unindexed> created = replayed;
+      UnindexedSeries kept = replayed;
       replayed = null;
-      if (created == null) {
+      if (kept == null) {
         return;
       }
-      created.sort(Comparator.comparingInt(u -> u.series().ref()));
-      List<Unindexed> kept = new ArrayList<>(created.size());
-      for (Unindexed u : created) {
-        MemSeries s = u.series();
+      kept.sortByRefAndKeep(s -> {
         if (s.hasAnySamples()) {
-          kept.add(u);
-        } else {
-          series.remove(s);
-          refs.put(s.ref(), null);
-          s.removed = true;
+          return true;
         }
-      }
+        series.remove(s);
+        refs.put(s.ref(), null);
+        s.removed = true;
+        return false;
+      });
       aliases.values().removeIf(s -> s.removed);
       if (kept.size() < backgroundMinSeries) {
-        for (Unindexed u : kept) {
-          u.index(postings);
+        for (int i = 0; i < kept.size(); i++) {
+          kept.index(i, postings);
         }
         return;
       }
       CompletableFuture<Void> build = new CompletableFuture<>();
-      pendingPostings = new ArrayList<>();
+      pendingPostings = new UnindexedSeries();
       postingsBuild = build;
       try {
         builder.execute(() -> buildPostings(kept, build));
@@ -686,17 +668,17 @@ public final class TenantHead {
    * Adds the replayed series to the index, then (under the creation lock) those created since;
    * the only writer of the index until it completes {@code build}.
    */
-  private void buildPostings(List<Unindexed> kept, CompletableFuture<Void> build) {
+  private void buildPostings(UnindexedSeries kept, CompletableFuture<Void> build) {
     try {
-      for (Unindexed u : kept) {
-        u.index(postings);
+      for (int i = 0; i < kept.size(); i++) {
+        kept.index(i, postings);
       }
       synchronized (createLock) {
-        List<Unindexed> pending = pendingPostings;
+        UnindexedSeries pending = pendingPostings;
         pendingPostings = null;
         if (pending != null) {
-          for (Unindexed u : pending) {
-            u.index(postings);
+          for (int i = 0; i < pending.size(); i++) {
+            pending.index(i, postings);
           }
         }
         build.complete(null);
