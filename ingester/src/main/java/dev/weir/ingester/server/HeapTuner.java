@@ -99,11 +99,7 @@ public final class HeapTuner implements AutoCloseable {
     this.jvm = jvm;
     this.policy = policy;
     this.startCycles = startCycles;
-    this.executor = Executors.newSingleThreadScheduledExecutor(r -> {
-      Thread t = new Thread(r, "heap-tuner");
-      t.setDaemon(true);
-      return t;
-    });
+    this.executor = Executors.newSingleThreadScheduledExecutor(NamedThreads.factory("heap-tuner"));
   }
 
   /**
