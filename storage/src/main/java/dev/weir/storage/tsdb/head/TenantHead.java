@@ -333,12 +333,24 @@ public final class TenantHead {
         }
         NativeHistogram h = hs == null ? null : hs[i];
         // The series' newest sample: an earlier one of this batch it accepted (pending), else its own.
-        boolean pending = s.markTxn == id;
-        int p = s.markIndex;
-        boolean has = pending || s.hasSamples();
-        long seriesMax = pending ? ts[p] : s.maxTime();
-        long lastBits = pending ? Double.doubleToRawLongBits(vs[p]) : s.lastValueBits();
-        NativeHistogram lastHistogram = pending ? (hs == null ? null : hs[p]) : s.lastHistogram();
+        boolean has;
+        long seriesMax;
+        long lastBits;
+        NativeHistogram lastHistogram;
+        if (s.markTxn == id) { // pending
+          int p = s.markIndex;
+          has = true;
+          seriesMax = ts[p];
+          lastBits = Double.doubleToRawLongBits(vs[p]);
+          lastHistogram = hs == null ? null : hs[p];
+        } else {
+          synchronized (s) {
+            has = s.hasSamplesLocked();
+            seriesMax = s.maxTimeLocked();
+            lastBits = s.lastValueBitsLocked();
+            lastHistogram = s.lastHistogramLocked();
+          }
+        }
         byte kind;
         if (h != null) {
           kind = check.checkHistogram(s, ts[i], h, has, seriesMax, lastHistogram);
@@ -566,13 +578,17 @@ public final class TenantHead {
         return false;
       }
     }
-    if (t < minValidTime || (s.hasSamples() && t <= s.maxTime())) {
+    if (t < minValidTime) {
       return true;
     }
     if (h != null) {
+      if (s.hasSamples() && t <= s.maxTime()) {
+        return true;
+      }
       s.appendHistogram(t, h, config.samplesPerChunk(), config.chunkRangeMillis(), options.wallClock().getAsLong());
-    } else {
-      s.append(t, v, config.samplesPerChunk(), config.chunkRangeMillis(), options.wallClock().getAsLong());
+    } else if (!s.appendIfNewer(t, v, config.samplesPerChunk(), config.chunkRangeMillis(),
+        options.wallClock().getAsLong())) {
+      return true;
     }
     if (t < minTime) {
       minTime = t;

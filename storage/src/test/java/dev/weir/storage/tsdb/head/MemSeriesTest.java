@@ -112,4 +112,23 @@ class MemSeriesTest {
     s.append(5, 1, 120, RANGE, 3_786_912_000_000L); // 2090: past an int of seconds from 2020, clamped
     assertThat(s.lastAppendWallMillis()).isEqualTo((Integer.MAX_VALUE + MemSeries.WALL_EPOCH_SECOND) * 1000);
   }
+
+  /** A replayed sample at or before the series' newest is skipped and says so; a newer one is appended. */
+  @Test
+  void aReplayAppendsOnlyNewerSamples() {
+    MemSeries s = new MemSeries(Labels.of("__name__", "m"), 1);
+    assertThat(s.appendIfNewer(1_000, 1, 120, RANGE, 0)).isTrue();
+    assertThat(s.appendIfNewer(1_000, 2, 120, RANGE, 0)).as("the same time").isFalse();
+    assertThat(s.appendIfNewer(500, 3, 120, RANGE, 0)).as("older").isFalse();
+    assertThat(s.appendIfNewer(2_000, 4, 120, RANGE, 0)).isTrue();
+    assertThat(s.numSamples()).isEqualTo(2);
+    assertThat(s.maxTime()).isEqualTo(2_000);
+    assertThat(s.lastValueBits()).isEqualTo(Double.doubleToRawLongBits(4));
+    synchronized (s) {
+      assertThat(s.hasSamplesLocked()).isTrue();
+      assertThat(s.maxTimeLocked()).isEqualTo(2_000);
+      assertThat(s.lastValueBitsLocked()).isEqualTo(Double.doubleToRawLongBits(4));
+      assertThat(s.lastHistogramLocked()).isNull();
+    }
+  }
 }
