@@ -30,6 +30,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.nio.charset.StandardCharsets;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.xerial.snappy.Snappy;
@@ -51,8 +52,9 @@ import org.xerial.snappy.Snappy;
  * Prints every measurement and the ratios; the table in docs/benchmarks.md is copied from it.
  * Options: {@code series=100000 samples=40 connections=4 memorySeries=1000000 kafkaMb=1024
  * only=rw,mem,kafka,e2e systems=weir,weir-fsync-interval,prometheus,victoria concurrency=8
- * fetchConcurrency=4 batchSize=150 skipSequential=1 jfr=true compression=lz4 weirJvm="..."} (a JFR
- * recording per Weir process and of the e2e phase's broker; the codec of the Kafka phases' writer; more
+ * fetchConcurrency=4 batchSize=150 skipSequential=1 jfr=true nmt=true compression=lz4 weirJvm="..."} (a JFR
+ * recording per Weir process and of the e2e phase's broker; native memory tracking's summary after
+ * the remote write and memory phases; the codec of the Kafka phases' writer; more
  * JVM options for Weir).
  */
 public final class CompareRunner {
@@ -89,6 +91,9 @@ public final class CompareRunner {
     List<String> o = new ArrayList<>(launcherJvm);
     if (opts.containsKey("jfr")) {
       o.add("-XX:StartFlightRecording=settings=profile,filename=" + dir.resolve("weir.jfr"));
+    }
+    if (opts.containsKey("nmt")) {
+      o.add("-XX:NativeMemoryTracking=summary");
     }
     if (opts.containsKey("weirJvm")) {
       o.addAll(Arrays.asList(opts.get("weirJvm").trim().split("\\s+")));
@@ -419,8 +424,32 @@ public final class CompareRunner {
         value("rw." + system + ".rss_bytes", rss);
         out(String.format("%-20s %12.0f %10.2f %10.1f %10.1f %10.0f %8d", system, rate, cpuUs,
             pct(l.latenciesMs(), 0.5), pct(l.latenciesMs(), 0.99), rss / 1e6, l.failures()));
+        nativeMemory(system, t.pid());
       }
     }
+  }
+
+  /**
+   * With {@code nmt=true}, a Weir process' native memory tracking summary: committed MB by area
+   * (heap, class metadata, threads, code, GC, NIO buffers, ...), beside the RSS just printed.
+   */
+  void nativeMemory(String system, long pid) throws Exception {
+    if (!opts.containsKey("nmt") || !system.startsWith("weir")) {
+      return;
+    }
+    Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(),
+        Long.toString(pid), "VM.native_memory", "summary", "scale=KB").redirectErrorStream(true).start();
+    String text = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    p.waitFor();
+    Matcher m = Pattern.compile("(?m)^-?\\s*([A-Z][A-Za-z ]*?):? \\(?reserved=\\d+KB, committed=(\\d+)KB").matcher(text);
+    StringBuilder line = new StringBuilder("  (" + system + " native memory tracking, committed MB:");
+    while (m.find()) {
+      long kb = Long.parseLong(m.group(2));
+      if (kb >= 1024) {
+        line.append(String.format(" %s %.0f;", m.group(1).trim(), kb / 1024.0));
+      }
+    }
+    out(line.append(")").toString());
   }
 
   // ---------------------------------------------------------------- memory
@@ -447,6 +476,7 @@ public final class CompareRunner {
         value("mem." + system + ".bytes_per_series", (double) rss / series);
         out(String.format("%-12s %12.0f %14.0f %12.1f   (idle RSS before: %.0f MB, errors %d)", system, rss / 1e6,
             (double) rss / series, l.seconds(), base / 1e6, l.failures()));
+        nativeMemory(system, t.pid());
         if (system.equals("weir")) {
           replay(t, series);
         }
