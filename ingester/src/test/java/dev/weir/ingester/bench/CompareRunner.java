@@ -424,25 +424,27 @@ public final class CompareRunner {
         value("rw." + system + ".rss_bytes", rss);
         out(String.format("%-20s %12.0f %10.2f %10.1f %10.1f %10.0f %8d", system, rate, cpuUs,
             pct(l.latenciesMs(), 0.5), pct(l.latenciesMs(), 0.99), rss / 1e6, l.failures()));
-        nativeMemory(system, t.pid());
+        nativeMemory("rw-" + system, t.pid());
       }
     }
   }
 
   /**
    * With {@code nmt=true}, a Weir process' native memory tracking summary: committed MB by area
-   * (heap, class metadata, threads, code, GC, NIO buffers, ...), beside the RSS just printed.
+   * (heap, class metadata, threads, code, GC, NIO buffers, ...), beside the RSS just printed; the
+   * whole summary in {@code <work>/<name>.nmt.txt}.
    */
-  void nativeMemory(String system, long pid) throws Exception {
-    if (!opts.containsKey("nmt") || !system.startsWith("weir")) {
+  void nativeMemory(String name, long pid) throws Exception {
+    if (!opts.containsKey("nmt") || !name.contains("weir")) {
       return;
     }
     Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(),
         Long.toString(pid), "VM.native_memory", "summary", "scale=KB").redirectErrorStream(true).start();
     String text = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     p.waitFor();
+    Files.writeString(work.resolve(name + ".nmt.txt"), text);
     Matcher m = Pattern.compile("(?m)^-?\\s*([A-Z][A-Za-z ]*?):? \\(?reserved=\\d+KB, committed=(\\d+)KB").matcher(text);
-    StringBuilder line = new StringBuilder("  (" + system + " native memory tracking, committed MB:");
+    StringBuilder line = new StringBuilder("  (" + name + " native memory tracking, committed MB:");
     while (m.find()) {
       long kb = Long.parseLong(m.group(2));
       if (kb >= 1024) {
@@ -476,7 +478,7 @@ public final class CompareRunner {
         value("mem." + system + ".bytes_per_series", (double) rss / series);
         out(String.format("%-12s %12.0f %14.0f %12.1f   (idle RSS before: %.0f MB, errors %d)", system, rss / 1e6,
             (double) rss / series, l.seconds(), base / 1e6, l.failures()));
-        nativeMemory(system, t.pid());
+        nativeMemory("mem-" + system, t.pid());
         if (system.equals("weir")) {
           replay(t, series);
         }

@@ -19,9 +19,10 @@ import java.util.Arrays;
  */
 public final class Appender {
   private final TenantHead head;
-  private MemSeries[] series = new MemSeries[64];
-  private long[] timestamps = new long[64];
-  private double[] values = new double[64];
+  // Empty until the first add or reserve: a push reserves its batch's size at once.
+  private MemSeries[] series = new MemSeries[0];
+  private long[] timestamps = new long[0];
+  private double[] values = new double[0];
   /** Per sample its histogram, null for a float sample; allocated at the first histogram. */
   private @org.jspecify.annotations.Nullable NativeHistogram @org.jspecify.annotations.Nullable [] histograms;
   private int size;
@@ -78,7 +79,7 @@ public final class Appender {
 
   public void add(MemSeries s, long t, double v) {
     if (size == series.length) {
-      int n = size * 2;
+      int n = Math.max(64, size * 2);
       series = Arrays.copyOf(series, n);
       timestamps = Arrays.copyOf(timestamps, n);
       values = Arrays.copyOf(values, n);

@@ -229,6 +229,11 @@ public final class MemSeries extends XorChunkBase {
 
   /** Whether the series holds out-of-order samples. */
   synchronized boolean hasOoo() {
+    return hasOooLocked();
+  }
+
+  /** {@link #hasOoo} for a caller that holds this series' monitor. */
+  boolean hasOooLocked() {
     OooSeries ooo = ooo();
     return ooo != null && !ooo.isEmpty();
   }

@@ -69,16 +69,17 @@ final class SampleCheck {
    * @param has whether the series holds an in-order sample (stored or pending in this commit)
    * @param seriesMax the series' newest in-order time (pending included), if {@code has}
    * @param lastBits the value bits of that newest sample
+   * @param oooHeld whether the series holds out-of-order samples ({@link MemSeries#hasOoo})
    */
-  byte check(int i, boolean has, long seriesMax, long lastBits) {
+  byte check(int i, boolean has, long seriesMax, long lastBits, boolean oooHeld) {
     MemSeries s = batch[i];
     long t = ts[i];
     long bits = Double.doubleToRawLongBits(vs[i]);
     if (window <= 0) {
-      return checkWithoutWindow(s, t, bits, has, seriesMax, lastBits);
+      return checkWithoutWindow(s, t, bits, has, seriesMax, lastBits, oooHeld);
     }
     if (t >= lowest && (!has || t > seriesMax)) {
-      int held = pending == null && !s.hasOoo() ? SampleLookup.ABSENT : lookup(s, t, bits);
+      int held = pending == null && !oooHeld ? SampleLookup.ABSENT : lookup(s, t, bits);
       if (held != SampleLookup.ABSENT) {
         return duplicate(held);
       }
@@ -99,7 +100,8 @@ final class SampleCheck {
         : reject(RejectReason.TOO_OLD);
   }
 
-  private byte checkWithoutWindow(MemSeries s, long t, long bits, boolean has, long seriesMax, long lastBits) {
+  private byte checkWithoutWindow(MemSeries s, long t, long bits, boolean has, long seriesMax, long lastBits,
+      boolean oooHeld) {
     if (has && t < seriesMax) {
       return s.lookup(t, bits) == SampleLookup.SAME ? DUPLICATE : reject(RejectReason.OUT_OF_ORDER);
     }
@@ -110,7 +112,7 @@ final class SampleCheck {
       return reject(RejectReason.OUT_OF_BOUNDS);
     }
     // out-of-order data stored while the tenant had a window (a runtime override changed since)
-    int held = s.hasOoo() ? s.lookup(t, bits) : SampleLookup.ABSENT;
+    int held = oooHeld ? s.lookup(t, bits) : SampleLookup.ABSENT;
     return held == SampleLookup.ABSENT ? IN_ORDER : duplicate(held);
   }
 

@@ -337,18 +337,21 @@ public final class TenantHead {
         long seriesMax;
         long lastBits;
         NativeHistogram lastHistogram;
+        boolean oooHeld;
         if (s.markTxn == id) { // pending
           int p = s.markIndex;
           has = true;
           seriesMax = ts[p];
           lastBits = Double.doubleToRawLongBits(vs[p]);
           lastHistogram = hs == null ? null : hs[p];
+          oooHeld = s.hasOoo();
         } else {
           synchronized (s) {
             has = s.hasSamplesLocked();
             seriesMax = s.maxTimeLocked();
             lastBits = s.lastValueBitsLocked();
             lastHistogram = s.lastHistogramLocked();
+            oooHeld = s.hasOooLocked();
           }
         }
         byte kind;
@@ -357,7 +360,7 @@ public final class TenantHead {
         } else if (has && ts[i] == seriesMax && lastHistogram != null) {
           kind = check.rejectWith(RejectReason.DUPLICATE_TIMESTAMP); // a float where a histogram is
         } else {
-          kind = check.check(i, has, seriesMax, lastBits);
+          kind = check.check(i, has, seriesMax, lastBits, oooHeld);
         }
         kinds[i] = kind;
         if (kind == SampleCheck.IN_ORDER) {
