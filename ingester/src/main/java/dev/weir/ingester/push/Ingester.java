@@ -129,7 +129,7 @@ public final class Ingester implements Service, PushHandler {
         errors.addSeries(e.reason(), ts.getSamplesCount(), ts.getHistogramsCount(), e.getMessage());
         continue;
       }
-      MemSeries created = appendSeries(app, null, labels, ts.getSamplesCount(),
+      MemSeries created = appendSeries(app, null, labels, null, 0, ts.getSamplesCount(),
           i -> ts.getSamples(i).getTimestamp(), i -> ts.getSamples(i).getValue(), maxTime, errors);
       if (ts.getHistogramsCount() > 0) {
         appendHistograms(app, created, labels, new ProtoHistograms(ts), l, maxTime, errors);
@@ -201,14 +201,22 @@ public final class Ingester implements Service, PushHandler {
         continue; // a 2.0 series carrying only metadata (the batch's metadata holds it) or unstored exemplars
       }
       MemSeries series = null;
-      if (ws.hasKey() && ws.labelCount() <= l.maxLabelNamesPerSeries() && ws.maxNameLength() <= l.maxLabelNameLength()
-          && ws.maxValueLength() <= l.maxLabelValueLength()) {
+      boolean keyed = ws.hasKey() && ws.labelCount() <= l.maxLabelNamesPerSeries()
+          && ws.maxNameLength() <= l.maxLabelNameLength() && ws.maxValueLength() <= l.maxLabelValueLength();
+      if (keyed) {
         series = app.existing(ws.key());
       }
       // A found series keeps only its labels' bytes: they are decoded only when needed (histograms,
       // exemplars, an error message), not for every pushed series.
       @Nullable Labels labels = null;
-      if (series == null) {
+      byte @Nullable [] canonical = null;
+      if (series == null && keyed && !ws.isV2() && ws.histograms() == 0 && ws.exemplars() == 0
+          && !ws.hasEmptyValue() && ws.hasLegacyValidNames()) {
+        // A new series whose labels pass every check on their bytes (as the distributor's asSent):
+        // created from its canonical encoding, without a String per label.
+        canonical = ws.canonicalLabels();
+      }
+      if (series == null && canonical == null) {
         String[] pairs;
         try {
           pairs = ws.pairs();
@@ -223,7 +231,8 @@ public final class Ingester implements Service, PushHandler {
           continue;
         }
       }
-      MemSeries created = appendSeries(app, series, labels, ws.samples(), timestamps, values, maxTime, errors);
+      MemSeries created = appendSeries(app, series, labels, canonical, canonical == null ? 0 : ws.labelsHash(),
+          ws.samples(), timestamps, values, maxTime, errors);
       if (labels == null && (ws.histograms() > 0 || ws.exemplars() > 0)) {
         labels = series.labels();
       }
@@ -308,23 +317,27 @@ public final class Ingester implements Service, PushHandler {
   /**
    * Adds one validated series' float samples to the appender: samples too far in the future are
    * refused, and the series is created (when {@code known} is null) at its first acceptable
-   * sample, so a series whose samples are all refused is not created.
+   * sample, so a series whose samples are all refused is not created: from {@code canonical}, its
+   * labels' canonical encoding with their hash {@code hash}, when given, else from {@code labels}.
    *
    * @return the series, or null when it was not known and none of its samples was acceptable
    */
   private static @Nullable MemSeries appendSeries(Appender app, @Nullable MemSeries known, @Nullable Labels labels,
-      int samples, IntToLongFunction timestamp, IntToDoubleFunction value, long maxTime, PushErrors errors) {
+      byte @Nullable [] canonical, int hash, int samples, IntToLongFunction timestamp, IntToDoubleFunction value,
+      long maxTime, PushErrors errors) {
     MemSeries series = known;
     for (int i = 0; i < samples; i++) {
       long t = timestamp.applyAsLong(i);
       if (t > maxTime) {
         errors.add("sample_too_far_in_future", 1, "received a sample whose timestamp is too far in the"
-            + " future, timestamp: " + t + ", series: '" + Validator.seriesText(labelsOf(known, labels)) + "'");
+            + " future, timestamp: " + t + ", series: '"
+            + Validator.seriesText(canonical != null ? Labels.fromWireEncoding(canonical, hash) : labelsOf(known, labels))
+            + "'");
         continue;
       }
       if (series == null) {
         try {
-          series = app.series(labelsOf(known, labels));
+          series = canonical != null ? app.series(canonical, hash) : app.series(labelsOf(known, labels));
         } catch (ClientErrorException e) {
           errors.add(e.reason(), samples - i, e.getMessage());
           break;

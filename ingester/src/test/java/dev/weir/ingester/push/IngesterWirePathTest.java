@@ -43,9 +43,14 @@ class IngesterWirePathTest {
   record Side(Ingester ingester, PrometheusMeterRegistry registry) {}
 
   Side side(String name, AtomicReference<Limits> limits) throws Exception {
+    return side(name, limits, 500);
+  }
+
+  /** An ingester whose tenants may hold {@code maxSeries} series each. */
+  Side side(String name, AtomicReference<Limits> limits, int maxSeries) throws Exception {
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     Tsdb tsdb = new Tsdb(TsdbConfig.defaults(dir.resolve(name)), new TsdbMetrics(registry), () -> NOW,
-        t -> () -> 500);
+        t -> () -> maxSeries);
     Ingester ing = new Ingester(new IngesterConfig("ingester-0", dir.resolve(name), Duration.ofMinutes(20)), tsdb,
         t -> limits.get(), new IngesterMetrics(registry, () -> NOW, 1_200_000), () -> NOW);
     ing.start();
@@ -65,6 +70,9 @@ class IngesterWirePathTest {
     {"__name__", "dup", "a", "1", "a", "2"},
     {"__name__", "bad_label", "1x", "y"},
     {"__name__", "long_value", "v", "x".repeat(40)},
+    {"__name__", "longer_value", "v", "y".repeat(200)}, // lengths as two-byte varints
+    {"__name__", "long_name", "n".repeat(130), "1"},
+    {"A_before_name", "1", "__name__", "upper_first"}, // sorts before __name__
     {"__name__", "many", "a", "1", "b", "2", "c", "3", "d", "4", "e", "5"},
   };
 
@@ -150,17 +158,50 @@ class IngesterWirePathTest {
 
   @Test
   void sameErrorsAndDataAsTheProtobufPath() throws Exception {
-    AtomicReference<Limits> limits = new AtomicReference<>(new Limits(6, 1024, 2048, Duration.ofMinutes(10), 0)
-        .withNativeHistograms(8, true, true));
-    Side objects = side("objects", limits);
-    Side wire = side("wire", limits);
-    Random rnd = new Random(11);
+    Side[] sides = differential("", new Limits(6, 1024, 2048, Duration.ofMinutes(10), 0)
+        .withNativeHistograms(8, true, true), new Limits(3, 1024, 20, Duration.ofMinutes(10), 0)
+        .withNativeHistograms(8, false, true), 500, 11);
+    assertThat(discarded(sides[0].registry())).contains("max_native_histogram_buckets")
+        .contains("native_histogram_span_bucket_mismatch");
+    assertThat(dump(sides[0].ingester())).contains("zürich").contains("up_unsorted").contains("long_value").contains("Histogram{")
+        .contains("FloatHistogram{").contains("y".repeat(200)).contains("n".repeat(130)).contains("upper_first");
+    stop(sides);
+  }
+
+  /**
+   * New series are created from their request bytes when those pass every check on the bytes: the
+   * tenant's series limit refuses them with the same message as on the protobuf path.
+   */
+  @Test
+  void sameErrorsAndDataUnderASeriesLimit() throws Exception {
+    Limits l = new Limits(6, 1024, 2048, Duration.ofMinutes(10), 0).withNativeHistograms(8, true, true);
+    Side[] sides = differential("limited-", l, l, 5, 5);
+    assertThat(dump(sides[0].ingester()).lines().count()).isEqualTo(5);
+    assertThat(discarded(sides[0].registry())).contains("per_user_series_limit");
+    stop(sides);
+  }
+
+  static void stop(Side[] sides) {
+    for (Side s : sides) {
+      s.ingester().stop();
+    }
+  }
+
+  /**
+   * Random traffic through both paths, {@code later} the limits from round 200 on; checks that
+   * both stored the same and refused the same, and returns them (protobuf path first).
+   */
+  Side[] differential(String prefix, Limits first, Limits later, int maxSeries, long seed) throws Exception {
+    AtomicReference<Limits> limits = new AtomicReference<>(first);
+    Side objects = side(prefix + "objects", limits, maxSeries);
+    Side wire = side(prefix + "wire", limits, maxSeries);
+    Random rnd = new Random(seed);
     WireSeries cursor = new WireSeries();
     int errors = 0;
     for (int round = 0; round < 400; round++) {
       if (round == 200) {
         // Lowered at runtime: existing series over the new limits are refused on both paths.
-        limits.set(new Limits(3, 1024, 20, Duration.ofMinutes(10), 0).withNativeHistograms(8, false, true));
+        limits.set(later);
       }
       long base = NOW - 3_600_000 + round * 5_000L;
       WriteRequest.Builder req = WriteRequest.newBuilder();
@@ -179,15 +220,9 @@ class IngesterWirePathTest {
       }
     }
     assertThat(errors).as("the traffic exercises refusals").isGreaterThan(100);
-    String stored = dump(objects.ingester());
-    assertThat(stored).contains("zürich").contains("up_unsorted").contains("long_value").contains("Histogram{")
-        .contains("FloatHistogram{");
-    assertThat(discarded(objects.registry())).contains("max_native_histogram_buckets")
-        .contains("native_histogram_span_bucket_mismatch");
-    assertThat(dump(wire.ingester())).isEqualTo(stored);
+    assertThat(dump(wire.ingester())).isNotEmpty().isEqualTo(dump(objects.ingester()));
     assertThat(discarded(wire.registry())).isNotEmpty().isEqualTo(discarded(objects.registry()));
-    objects.ingester().stop();
-    wire.ingester().stop();
+    return new Side[] {objects, wire};
   }
 
   @Test

@@ -861,6 +861,47 @@ public final class WireSeries {
     return Arrays.hashCode(p);
   }
 
+  /**
+   * The labels' canonical encoding, the bytes {@link Labels#withWireEncoding} makes of the same
+   * labels (a head series keeps them), built from the request's bytes without a String; null
+   * unless {@link #hasKey()} and no value is empty (then only {@link #pairs()} tells the labels).
+   * With {@link #labelsHash()}, a new series is created from these alone.
+   */
+  public byte @Nullable [] canonicalLabels() {
+    if (!hasKey() || emptyValue) {
+      return null;
+    }
+    ensureLabelsRead();
+    int total = 0;
+    for (int k = 0; k < labels; k++) {
+      int inner = Labels.wireFieldSize(labelPos[4 * k + 1]) + Labels.wireFieldSize(labelPos[4 * k + 3]);
+      total += 1 + Labels.varintSize(inner) + inner;
+    }
+    byte[] out = new byte[total];
+    int p = 0;
+    for (int k = 0; k < labels; k++) {
+      int nOff = labelPos[4 * k];
+      int nLen = labelPos[4 * k + 1];
+      int vOff = labelPos[4 * k + 2];
+      int vLen = labelPos[4 * k + 3];
+      out[p++] = 0x0a;
+      p = Labels.varint(out, p, Labels.wireFieldSize(nLen) + Labels.wireFieldSize(vLen));
+      p = field(out, p, 0x0a, nOff, nLen);
+      p = field(out, p, 0x12, vOff, vLen);
+    }
+    return out;
+  }
+
+  private int field(byte[] out, int p, int tag, int off, int len) {
+    if (len == 0) {
+      return p; // as protobuf omits an empty string
+    }
+    out[p++] = (byte) tag;
+    p = Labels.varint(out, p, len);
+    System.arraycopy(buf, off, out, p, len);
+    return p + len;
+  }
+
   /** A stand-in for the {@link Labels} of this series in series lookups; valid until the next reset. */
   public SeriesKey key() {
     if (!hasKey()) {

@@ -11,10 +11,12 @@ import dev.weir.storage.tsdb.block.Ulid;
 import dev.weir.storage.tsdb.head.Appender;
 import dev.weir.storage.tsdb.head.CommitResult;
 import dev.weir.storage.tsdb.head.HeadConfig;
+import dev.weir.storage.tsdb.head.MemSeries;
 import dev.weir.storage.tsdb.head.RejectReason;
 import dev.weir.storage.tsdb.head.Rejection;
 import dev.weir.storage.tsdb.head.SeriesChunks;
 import dev.weir.storage.tsdb.labels.Labels;
+import dev.weir.storage.tsdb.labels.Matcher;
 import dev.weir.storage.tsdb.wal.Checkpoint;
 import dev.weir.storage.tsdb.wal.Wal;
 import java.nio.file.Files;
@@ -283,6 +285,43 @@ class TsdbTest {
         .isInstanceOfSatisfying(ClientErrorException.class, e -> assertThat(e.reason()).isEqualTo("per_user_series_limit"))
         .hasMessageContaining("per-user series limit of 2");
     write(t, "a", 2, 2_000, 3_000);
+  }
+
+  /**
+   * A series created from its labels' canonical bytes (a pushed series read without Strings) is
+   * the series of those labels: found by labels and by bytes, indexed for queries, in the WAL,
+   * counted against the series limit.
+   */
+  @Test
+  void seriesCreatedFromTheirCanonicalBytesAreTheSeriesOfTheirLabels() throws Exception {
+    seriesLimit = 3;
+    Tsdb t = openTsdb(Duration.ZERO);
+    write(t, "a", 1, 0, 1_000); // s=0, by labels
+    Appender app = t.head("a").appender();
+    Labels one = Labels.of("__name__", "m", "s", "1");
+    MemSeries fromBytes = app.series(Labels.withWireEncoding(one).wireEncoding(), one.hashCode());
+    assertThat(app.series(one)).as("found by labels").isSameAs(fromBytes);
+    assertThat(fromBytes.labels()).isEqualTo(one);
+    Labels zero = Labels.of("__name__", "m", "s", "0");
+    assertThat(app.series(Labels.withWireEncoding(zero).wireEncoding(), zero.hashCode()))
+        .as("a series made from labels, found by bytes").isSameAs(app.series(zero));
+    app.add(fromBytes, 0, 1);
+    assertThat(app.commit(true).rejections()).isEmpty();
+    Map<Labels, List<Long>> expected = write(t, "a", 2, 1_000, 3_000);
+    expected.get(zero).add(0, 0L);
+    expected.get(one).add(0, 0L);
+    assertThat(read(t, "a")).isEqualTo(expected);
+    assertThat(t.tenant("a").select(Long.MIN_VALUE, Long.MAX_VALUE, List.of(Matcher.eq("s", "1"))))
+        .as("indexed from its bytes").extracting(SeriesChunks::labels).containsExactly(one);
+    Labels two = Labels.of("__name__", "m", "s", "2");
+    app.series(Labels.withWireEncoding(two).wireEncoding(), two.hashCode());
+    Labels three = Labels.of("__name__", "m", "s", "3");
+    assertThatThrownBy(() -> app.series(Labels.withWireEncoding(three).wireEncoding(), three.hashCode()))
+        .isInstanceOfSatisfying(ClientErrorException.class, e -> assertThat(e.reason()).isEqualTo("per_user_series_limit"))
+        .hasMessageContaining("per-user series limit of 3").hasMessageContaining("s=\"3\"");
+    close(t);
+    Tsdb again = openTsdb(Duration.ZERO);
+    assertThat(read(again, "a")).as("replayed from the WAL").isEqualTo(expected);
   }
 
   @Test

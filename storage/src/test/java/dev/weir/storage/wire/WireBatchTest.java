@@ -119,6 +119,7 @@ class WireBatchTest {
     WireSeries cursor = new WireSeries();
     int keyed = 0;
     int unkeyed = 0;
+    int withCanonical = 0;
     for (int round = 0; round < 2_000; round++) {
       WriteRequest req = randomRequest(rnd);
       byte[] bytes = req.toByteArray();
@@ -154,6 +155,17 @@ class WireBatchTest {
           Labels encoded = Labels.withWireEncoding(l);
           assertThat(ws.key().matches(encoded.wireEncoding())).as("protobuf's encoding is the canonical one").isTrue();
           assertThat(encoded).isEqualTo(l);
+          boolean emptyValue = false;
+          for (int k = 1; k < sorted.length; k += 2) {
+            emptyValue |= sorted[k].isEmpty();
+          }
+          if (emptyValue) {
+            assertThat(ws.canonicalLabels()).as("an empty value: built from the strings").isNull();
+          } else {
+            withCanonical++;
+            assertThat(ws.canonicalLabels()).as("the bytes a series of these labels keeps")
+                .isEqualTo(encoded.wireEncoding());
+          }
           assertThat(Labels.fromWireEncoding(encoded.wireEncoding(), l.hashCode()).pairsUnsafe())
               .as("the canonical bytes decode to the labels").containsExactly(sorted);
           if (sorted.length > 0) {
@@ -164,11 +176,13 @@ class WireBatchTest {
         } else {
           unkeyed++;
           assertThatThrownBy(ws::key).isInstanceOf(IllegalStateException.class);
+          assertThat(ws.canonicalLabels()).isNull();
         }
       }
     }
     assertThat(keyed).as("both paths exercised").isGreaterThan(1000);
     assertThat(unkeyed).isGreaterThan(1000);
+    assertThat(withCanonical).isGreaterThan(500);
   }
 
   /**

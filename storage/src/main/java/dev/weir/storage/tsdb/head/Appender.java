@@ -46,6 +46,18 @@ public final class Appender {
     return head.getOrCreate(labels);
   }
 
+  /**
+   * The series whose labels are encoded in {@code canonical} ({@link Labels#withWireEncoding}'s
+   * bytes, which a new series keeps: the caller must not change them) with {@link Labels#hashCode()}
+   * {@code hash}, created when new.
+   *
+   * @throws dev.weir.storage.errors.ClientErrorException when creating it would exceed the
+   *     tenant's series limit
+   */
+  public MemSeries series(byte[] canonical, int hash) {
+    return head.getOrCreate(canonical, hash);
+  }
+
   /** What {@link TenantHead#warmLookups} read, kept so that the reads are not optimized away. */
   private int warmed;
 

@@ -3,6 +3,7 @@ package dev.weir.storage.tsdb.head;
 import dev.weir.storage.errors.ClientErrorException;
 import dev.weir.storage.tsdb.chunk.NativeHistogram;
 import dev.weir.storage.tsdb.labels.Labels;
+import dev.weir.storage.tsdb.labels.SeriesKey;
 import dev.weir.storage.tsdb.labels.Matcher;
 import dev.weir.storage.tsdb.postings.Selector;
 import dev.weir.storage.tsdb.wal.HistogramBatch;
@@ -276,6 +277,32 @@ public final class TenantHead {
             + " exceeded for tenant " + tenant + ", the series was not created: '" + labels + "'");
       }
       return createLocked(labels, nextRef++);
+    }
+  }
+
+  /**
+   * {@link #getOrCreate(Labels)} for labels known by their canonical encoding and
+   * {@link Labels#hashCode()} (a pushed series read from its bytes): a new series keeps
+   * {@code canonical} itself, and the postings index it from the bytes, without a String per label.
+   */
+  MemSeries getOrCreate(byte[] canonical, int hash) {
+    SeriesKey key = SeriesKey.ofEncoded(canonical, hash);
+    MemSeries s = series.get(key);
+    if (s != null) {
+      return s;
+    }
+    int limit = options.maxSeries().getAsInt();
+    synchronized (createLock) {
+      s = series.get(key);
+      if (s != null) {
+        return s;
+      }
+      if (limit > 0 && series.size() >= limit) {
+        throw new ClientErrorException("per_user_series_limit", "per-user series limit of " + limit
+            + " exceeded for tenant " + tenant + ", the series was not created: '"
+            + Labels.fromWireEncoding(canonical, hash) + "'");
+      }
+      return createLocked(new MemSeries(canonical, hash, nextRef++), null);
     }
   }
 
