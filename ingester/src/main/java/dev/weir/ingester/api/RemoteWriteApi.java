@@ -88,11 +88,25 @@ public final class RemoteWriteApi {
       serveV2(ex, tenant);
       return;
     }
-    WireBatch request = decode(ex);
-    limits.checkWriteRequest(request.size(), request.samples());
-    Map<Integer, Long> produced = ProducedOffsets.capture(() -> push.push(tenant, request));
-    ex.respond(200, "text/plain", new byte[0], producedHeader(produced));
+    try {
+      WireBatch request = decode(ex);
+      limits.checkWriteRequest(request.size(), request.samples());
+      Map<Integer, Long> produced = ProducedOffsets.capture(() -> push.push(tenant, request));
+      ex.respond(200, "text/plain", new byte[0], producedHeader(produced));
+    } finally {
+      if (BATCH.get().capacity() > KEPT_BATCH_SERIES) {
+        BATCH.remove(); // a large request does not pin its arrays in the handler thread
+      }
+    }
   }
+
+  /**
+   * Each handler thread parses into one batch, request after request (the push does not keep it:
+   * see {@link #decode}); its arrays (44 bytes per series) are kept for up to this many series.
+   */
+  static final int KEPT_BATCH_SERIES = 16 * 1024;
+
+  private static final ThreadLocal<WireBatch> BATCH = ThreadLocal.withInitial(WireBatch::new);
 
   /** {@code X-Weir-Produced-Offsets} when the write went to Kafka, else no header. */
   static Map<String, String> producedHeader(Map<Integer, Long> produced) {
@@ -126,9 +140,10 @@ public final class RemoteWriteApi {
   }
 
   /**
-   * Snappy block format, then protobuf; sizes checked before allocating. The batch reads from a
-   * buffer the handler thread reuses for its next request: the push copies what it keeps (the
-   * head its samples and new series' labels, the Kafka writer its records) before it returns.
+   * Snappy block format, then protobuf; sizes checked before allocating. The batch, and the
+   * buffer it reads from, are the handler thread's, reused for its next request: the push copies
+   * what it keeps (the head its samples and new series' labels, the Kafka writer its records)
+   * before it returns.
    */
   WireBatch decode(HttpExchange ex) {
     SnappyBodies.Reused raw = SnappyBodies.uncompressReused(ex, limits.maxDecompressedBytes(),
@@ -137,7 +152,7 @@ public final class RemoteWriteApi {
       // Each series' labels are checked and hashed here, once (the push reads what this saved);
       // a broken series refuses the whole request before anything is stored. With the hashes
       // known up front, the push can warm its series lookups a block ahead.
-      return WireBatch.parse(raw.array(), raw.length(), CURSOR.get());
+      return WireBatch.parse(raw.array(), raw.length(), CURSOR.get(), BATCH.get());
     } catch (WireFormatException e) {
       throw new ClientErrorException("bad_data", "the body is not a remote write request (prometheus.WriteRequest): "
           + e.getMessage());

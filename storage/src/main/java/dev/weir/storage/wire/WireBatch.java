@@ -66,7 +66,16 @@ public final class WireBatch {
 
   /** {@link #parse} of the request in {@code buf[0, length)}. */
   public static WireBatch parse(byte[] buf, int length, WireSeries cursor) {
-    return readRequest(buf, 0, length, cursor);
+    return readRequest(buf, 0, length, cursor, null);
+  }
+
+  /**
+   * {@link #parse} of the request in {@code buf[0, length)} into {@code reuse}, emptied first and
+   * its arrays kept when large enough (a thread that parses one request after another allocates
+   * them once). Whatever {@code reuse} held before is gone; on an exception it holds nothing usable.
+   */
+  public static WireBatch parse(byte[] buf, int length, WireSeries cursor, WireBatch reuse) {
+    return readRequest(buf, 0, length, cursor, reuse);
   }
 
   /**
@@ -75,7 +84,7 @@ public final class WireBatch {
    * where the consumer left it, without a copy).
    */
   public static WireBatch parse(byte[] buf, int offset, int length, WireSeries cursor) {
-    return readRequest(buf, offset, length, cursor);
+    return readRequest(buf, offset, length, cursor, null);
   }
 
   /**
@@ -87,22 +96,24 @@ public final class WireBatch {
    * @throws WireFormatException when the request's or a series' top-level structure is broken
    */
   public static WireBatch scan(byte[] buf) {
-    return readRequest(buf, 0, buf.length, null);
+    return readRequest(buf, 0, buf.length, null, null);
   }
 
   /** {@link #scan} of the request in {@code buf[0, length)}. */
   public static WireBatch scan(byte[] buf, int length) {
-    return readRequest(buf, 0, length, null);
+    return readRequest(buf, 0, length, null, null);
   }
 
   /** {@link #parse} with a cursor, {@link #scan} without. */
   private static WireBatch readRequest(byte[] buf, @Nullable WireSeries cursor) {
-    return readRequest(buf, 0, buf.length, cursor);
+    return readRequest(buf, 0, buf.length, cursor, null);
   }
 
-  private static WireBatch readRequest(byte[] buf, int offset, int length, @Nullable WireSeries cursor) {
+  private static WireBatch readRequest(byte[] buf, int offset, int length, @Nullable WireSeries cursor,
+      @Nullable WireBatch reuse) {
     ProtoReader r = new ProtoReader().reset(buf, offset, length);
-    WireBatch b = new WireBatch(countSeries(r, length));
+    int n = countSeries(r, length);
+    WireBatch b = reuse != null ? reuse.clear(n) : new WireBatch(n);
     b.hashed = cursor != null;
     r.reset(buf, offset, length);
     ProtoReader series = new ProtoReader();
@@ -279,6 +290,36 @@ public final class WireBatch {
     }
   }
 
+  /** Empties the batch for a new request of about {@code capacity} series, keeping its arrays when large enough. */
+  private WireBatch clear(int capacity) {
+    if (offs.length < capacity) {
+      int c = Math.max(1, capacity);
+      bufs = new byte[c][];
+      offs = new int[c];
+      lens = new int[c];
+      hashes = new int[c];
+      sampleCounts = new int[c];
+    } else {
+      Arrays.fill(bufs, 0, size, null); // no request buffer stays reachable from here
+    }
+    size = 0;
+    samples = 0;
+    metadata = List.of();
+    hashed = true;
+    symbolsOf = null;
+    floats = 0;
+    histogramSamples = 0;
+    exemplarCount = 0;
+    if (saved != null) {
+      savedSpare = saved;
+      saved = null;
+    }
+    return this;
+  }
+
+  /** The label facts array of the batch's previous request, for {@link #savedFor} to take again. */
+  private int @Nullable [] savedSpare;
+
   private void save(WireSeries cursor) {
     cursor.saveLabels(savedFor(size - 1), (size - 1) * WireSeries.SAVED_INTS);
   }
@@ -287,7 +328,10 @@ public final class WireBatch {
     int need = (i + 1) * WireSeries.SAVED_INTS;
     int[] a = saved;
     if (a == null) {
-      a = new int[Math.max(need, offs.length * WireSeries.SAVED_INTS)];
+      int want = Math.max(need, offs.length * WireSeries.SAVED_INTS);
+      int[] spare = savedSpare;
+      a = spare != null && spare.length >= want ? spare : new int[want];
+      savedSpare = null;
     } else if (a.length < need) {
       a = Arrays.copyOf(a, Math.max(need, a.length * 2));
     }
@@ -324,6 +368,11 @@ public final class WireBatch {
 
   public int size() {
     return size;
+  }
+
+  /** Series the batch holds before its arrays grow. */
+  public int capacity() {
+    return offs.length;
   }
 
   /** Samples and histogram samples of all series. */

@@ -89,6 +89,51 @@ class WireBatchTest {
     assertThat(ws.histograms()).isEqualTo(ts.getHistogramsCount());
   }
 
+  /**
+   * One batch reused request after request (a remote write handler thread's) reads each as a new
+   * batch does: nothing of a larger request before it (series, label facts, metadata, counts)
+   * shows through, and a failed parse leaves it reusable.
+   */
+  @Test
+  void aReusedBatchReadsEachRequestAsANewOne() {
+    Random rnd = new Random(9);
+    WireSeries cursor = new WireSeries();
+    WireBatch reused = new WireBatch();
+    for (int round = 0; round < 300; round++) {
+      WriteRequest req = randomRequest(rnd);
+      byte[] bytes = req.toByteArray();
+      if (round % 17 == 5 && bytes.length > 2) {
+        byte[] cut = Arrays.copyOf(bytes, bytes.length - 1);
+        try {
+          WireBatch.parse(cut, cut.length, cursor, reused);
+        } catch (WireFormatException expected) {
+          // broken: the next request must still read whole
+        }
+      }
+      WireBatch fresh = WireBatch.parse(bytes, bytes.length, cursor);
+      WireBatch again = WireBatch.parse(bytes, bytes.length, cursor, reused);
+      assertThat(again).isSameAs(reused);
+      assertThat(again.toWriteRequest()).isEqualTo(req);
+      assertThat(again.size()).isEqualTo(fresh.size());
+      assertThat(again.samples()).isEqualTo(fresh.samples());
+      assertThat(again.floatSamples()).isEqualTo(fresh.floatSamples());
+      assertThat(again.histogramSamples()).isEqualTo(fresh.histogramSamples());
+      assertThat(again.exemplars()).isEqualTo(fresh.exemplars());
+      assertThat(again.metadata()).isEqualTo(req.getMetadataList());
+      assertThat(again.hashed()).isTrue();
+      WireSeries a = new WireSeries();
+      WireSeries b = new WireSeries();
+      for (int i = 0; i < fresh.size(); i++) {
+        assertThat(again.hash(i)).isEqualTo(fresh.hash(i));
+        again.read(i, a);
+        fresh.read(i, b);
+        assertThat(a.pairs()).containsExactly(b.pairs());
+        assertThat(a.hasKey()).isEqualTo(b.hasKey());
+        assertSameSeries(a, req.getTimeseries(i));
+      }
+    }
+  }
+
   @Test
   void aRequestAtTheStartOfALargerBufferIsReadUpToItsLengthOnly() {
     Random rnd = new Random(5);

@@ -60,6 +60,29 @@ public final class TenantHead {
   private ByteSink walBuffer = new ByteSink(WAL_BUFFER_BYTES);
   /** Initial WAL buffer; large enough for a typical push of a few thousand samples. */
   private static final int WAL_BUFFER_BYTES = 64 * 1024;
+  /**
+   * A commit's in-order samples as the WAL records take them (ref, time, value), kept per
+   * committing thread (HTTP handlers, gRPC and Kafka shard threads; a commit runs on one thread
+   * from start to end) and reused from commit to commit: at most {@link #LOG_ARRAYS_KEPT}
+   * samples, 20 bytes each, per thread; a larger commit uses arrays of its own.
+   */
+  private static final class LogArrays {
+    int[] refs = new int[0];
+    long[] times = new long[0];
+    double[] values = new double[0];
+
+    void ensure(int n) {
+      if (refs.length < n) {
+        int size = Math.max(n, Math.min(LOG_ARRAYS_KEPT, 2 * refs.length));
+        refs = new int[size];
+        times = new long[size];
+        values = new double[size];
+      }
+    }
+  }
+
+  private static final ThreadLocal<LogArrays> LOG_ARRAYS = ThreadLocal.withInitial(LogArrays::new);
+  private static final int LOG_ARRAYS_KEPT = 16 * 1024;
   /** Largest WAL record payload this head writes; see {@link WalRecords#MAX_WRITE_PAYLOAD_BYTES}. */
   private final int walRecordBytes;
   private long txn;
@@ -491,9 +514,11 @@ public final class TenantHead {
       }
       WalRecords.seriesEncoded(walBuffer, r, l, r.length, walRecordBytes);
     }
-    int[] r = new int[count];
-    long[] t = new long[count];
-    double[] v = new double[count];
+    LogArrays arrays = count <= LOG_ARRAYS_KEPT ? LOG_ARRAYS.get() : new LogArrays();
+    arrays.ensure(count);
+    int[] r = arrays.refs;
+    long[] t = arrays.times;
+    double[] v = arrays.values;
     int k = 0;
     @Nullable NativeHistogram[] hs = a.hs();
     HistogramBatch histograms = new HistogramBatch();
