@@ -84,19 +84,25 @@ public final class RemoteWriteApi {
       throw new ClientErrorException("unsupported_encoding", "unsupported Content-Encoding \"" + encoding
           + "\": remote write bodies are snappy-compressed", 415);
     }
-    if (PROTO_V2.equals(proto(ex.header("Content-Type")))) {
-      serveV2(ex, tenant);
-      return;
-    }
     try {
+      if (PROTO_V2.equals(proto(ex.header("Content-Type")))) {
+        serveV2(ex, tenant);
+        return;
+      }
       WireBatch request = decode(ex);
       limits.checkWriteRequest(request.size(), request.samples());
       Map<Integer, Long> produced = ProducedOffsets.capture(() -> push.push(tenant, request));
       ex.respond(200, "text/plain", new byte[0], producedHeader(produced));
     } finally {
-      if (BATCH.get().capacity() > KEPT_BATCH_SERIES) {
+      // The thread keeps its batch's arrays and its cursor, not the request: a body over the
+      // kept buffers' size (an array of its own) is garbage once the request is answered.
+      WireBatch b = BATCH.get();
+      if (b.capacity() > KEPT_BATCH_SERIES) {
         BATCH.remove(); // a large request does not pin its arrays in the handler thread
+      } else {
+        b.release();
       }
+      CURSOR.get().release();
     }
   }
 

@@ -172,12 +172,21 @@ public final class Ingester implements Service, PushHandler {
    * judged "too far in the future" as it was when written, however late it is consumed.
    */
   public void push(String tenant, WireBatch batch, boolean durable, long sourceOffset, long nowMillis) {
+    WireSeries ws = CURSOR.get();
+    try {
+      push(tenant, batch, durable, sourceOffset, nowMillis, ws);
+    } finally {
+      ws.release(); // the thread's cursor keeps no request's (or Kafka record's) bytes alive
+    }
+  }
+
+  private void push(String tenant, WireBatch batch, boolean durable, long sourceOffset, long nowMillis,
+      WireSeries ws) {
     Scope sc = begin(tenant, nowMillis < 0 ? wallClock.getAsLong() : nowMillis);
     Limits l = sc.limits();
     Appender app = sc.app();
     PushErrors errors = sc.errors();
     long maxTime = sc.maxTime();
-    WireSeries ws = CURSOR.get();
     // One pair of accessors for the whole batch (the cursor is the same object for every series).
     IntToLongFunction timestamps = ws::timestamp;
     IntToDoubleFunction values = ws::value;

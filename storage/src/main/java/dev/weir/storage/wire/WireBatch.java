@@ -290,6 +290,15 @@ public final class WireBatch {
     }
   }
 
+  /**
+   * Forgets the request it held (its buffers, series and metadata), keeping its arrays for the
+   * next {@link #parse(byte[], int, WireSeries, WireBatch)}: a thread that keeps the batch between
+   * requests then keeps none of their buffers alive.
+   */
+  public void release() {
+    clear(0);
+  }
+
   /** Empties the batch for a new request of about {@code capacity} series, keeping its arrays when large enough. */
   private WireBatch clear(int capacity) {
     if (offs.length < capacity) {

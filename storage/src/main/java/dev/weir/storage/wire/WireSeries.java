@@ -150,6 +150,18 @@ public final class WireSeries {
     exemplars++;
   }
 
+  private static final byte[] NO_BYTES = new byte[0];
+
+  /**
+   * Forgets the series it read, and with it the request's bytes and symbols: a thread that keeps
+   * this cursor between requests then keeps none of their buffers alive.
+   */
+  public void release() {
+    clear(NO_BYTES, 0, 0, null);
+    r.reset(NO_BYTES, 0, 0);
+    sub.reset(NO_BYTES, 0, 0);
+  }
+
   private void clear(byte[] b, int off, int len, @Nullable Symbols syms) {
     buf = b;
     seriesOff = off;

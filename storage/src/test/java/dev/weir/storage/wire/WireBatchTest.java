@@ -134,6 +134,37 @@ class WireBatchTest {
     }
   }
 
+  /**
+   * A released batch and cursor (a handler thread's, between requests) keep no request bytes
+   * alive, and read the next request whole.
+   */
+  @Test
+  void aReleasedBatchAndCursorKeepNoRequestAlive() throws Exception {
+    WireSeries cursor = new WireSeries();
+    WireBatch reused = new WireBatch();
+    Random rnd = new Random(3);
+    WriteRequest first = WriteRequest.newBuilder().addTimeseries(TimeSeries.newBuilder()
+        .addLabels(Label.newBuilder().setName("__name__").setValue("m"))
+        .addSamples(Sample.newBuilder().setTimestamp(1).setValue(2))).build();
+    byte[] body = first.toByteArray();
+    java.lang.ref.WeakReference<byte[]> held = new java.lang.ref.WeakReference<>(body);
+    WireBatch.parse(body, body.length, cursor, reused).read(0, cursor);
+    assertThat(cursor.pairs()).containsExactly("__name__", "m");
+    body = null;
+    reused.release();
+    cursor.release();
+    for (int i = 0; i < 50 && held.get() != null; i++) {
+      System.gc();
+      Thread.sleep(10);
+    }
+    assertThat(held.get()).as("the request's bytes are unreachable").isNull();
+    assertThat(reused.size()).isZero();
+    assertThat(cursor.labelCount()).isZero();
+    WriteRequest next = randomRequest(rnd);
+    byte[] b = next.toByteArray();
+    assertThat(WireBatch.parse(b, b.length, cursor, reused).toWriteRequest()).isEqualTo(next);
+  }
+
   @Test
   void aRequestAtTheStartOfALargerBufferIsReadUpToItsLengthOnly() {
     Random rnd = new Random(5);

@@ -3,8 +3,8 @@ package dev.weir.storage.tsdb.head;
 import dev.weir.storage.errors.ClientErrorException;
 import dev.weir.storage.tsdb.chunk.NativeHistogram;
 import dev.weir.storage.tsdb.labels.Labels;
-import dev.weir.storage.tsdb.labels.SeriesKey;
 import dev.weir.storage.tsdb.labels.Matcher;
+import dev.weir.storage.tsdb.labels.SeriesKey;
 import dev.weir.storage.tsdb.postings.Selector;
 import dev.weir.storage.tsdb.wal.HistogramBatch;
 import dev.weir.storage.tsdb.wal.Wal;
@@ -598,7 +598,7 @@ public final class TenantHead {
    */
   public void replaySeries(int ref, byte[] canonical, int hash) {
     synchronized (createLock) {
-      MemSeries existing = series.get(dev.weir.storage.tsdb.labels.SeriesKey.ofEncoded(canonical, hash));
+      MemSeries existing = series.get(SeriesKey.ofEncoded(canonical, hash));
       if (existing != null) {
         if (existing.ref() != ref) {
           aliases.put(ref, existing);
