@@ -46,6 +46,11 @@ public final class WireBatch {
 
   /** An empty batch with room for {@code capacity} series before it grows. */
   public WireBatch(int capacity) {
+    allocate(capacity);
+  }
+
+  /** New per-series arrays with room for {@code capacity} series. */
+  private void allocate(int capacity) {
     int c = Math.max(1, capacity);
     bufs = new byte[c][];
     offs = new int[c];
@@ -302,12 +307,7 @@ public final class WireBatch {
   /** Empties the batch for a new request of about {@code capacity} series, keeping its arrays when large enough. */
   private WireBatch clear(int capacity) {
     if (offs.length < capacity) {
-      int c = Math.max(1, capacity);
-      bufs = new byte[c][];
-      offs = new int[c];
-      lens = new int[c];
-      hashes = new int[c];
-      sampleCounts = new int[c];
+      allocate(capacity);
     } else {
       Arrays.fill(bufs, 0, size, null); // no request buffer stays reachable from here
     }

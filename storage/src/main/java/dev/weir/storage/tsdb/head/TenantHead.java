@@ -22,7 +22,9 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
+import java.util.function.IntFunction;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -286,21 +288,7 @@ public final class TenantHead {
 
   MemSeries getOrCreate(Labels labels) {
     MemSeries s = series.get(labels);
-    if (s != null) {
-      return s;
-    }
-    int limit = options.maxSeries().getAsInt();
-    synchronized (createLock) {
-      s = series.get(labels);
-      if (s != null) {
-        return s;
-      }
-      if (limit > 0 && series.size() >= limit) {
-        throw new ClientErrorException("per_user_series_limit", "per-user series limit of " + limit
-            + " exceeded for tenant " + tenant + ", the series was not created: '" + labels + "'");
-      }
-      return createLocked(labels, nextRef++);
-    }
+    return s != null ? s : create(labels, () -> labels, ref -> createLocked(labels, ref));
   }
 
   /**
@@ -311,21 +299,27 @@ public final class TenantHead {
   MemSeries getOrCreate(byte[] canonical, int hash) {
     SeriesKey key = SeriesKey.ofEncoded(canonical, hash);
     MemSeries s = series.get(key);
-    if (s != null) {
-      return s;
-    }
+    return s != null ? s : create(key, () -> Labels.fromWireEncoding(canonical, hash),
+        ref -> createLocked(new MemSeries(canonical, hash, ref), null));
+  }
+
+  /**
+   * Under the create lock: the series of {@code key} if another thread made it meanwhile, else the
+   * one {@code create} makes with the next ref, within the tenant's series limit ({@code labels}
+   * for the refusal's message).
+   */
+  private MemSeries create(SeriesKey key, Supplier<Labels> labels, IntFunction<MemSeries> create) {
     int limit = options.maxSeries().getAsInt();
     synchronized (createLock) {
-      s = series.get(key);
+      MemSeries s = series.get(key);
       if (s != null) {
         return s;
       }
       if (limit > 0 && series.size() >= limit) {
         throw new ClientErrorException("per_user_series_limit", "per-user series limit of " + limit
-            + " exceeded for tenant " + tenant + ", the series was not created: '"
-            + Labels.fromWireEncoding(canonical, hash) + "'");
+            + " exceeded for tenant " + tenant + ", the series was not created: '" + labels.get() + "'");
       }
-      return createLocked(new MemSeries(canonical, hash, nextRef++), null);
+      return create.apply(nextRef++);
     }
   }
 
