@@ -335,13 +335,16 @@ public final class Ingester implements Service, PushHandler {
       byte @Nullable [] canonical, int hash, int samples, IntToLongFunction timestamp, IntToDoubleFunction value,
       long maxTime, PushErrors errors) {
     MemSeries series = known;
+    String text = null; // the series in messages, decoded once at the first refusal
     for (int i = 0; i < samples; i++) {
       long t = timestamp.applyAsLong(i);
       if (t > maxTime) {
+        if (text == null) {
+          text = Validator.seriesText(canonical != null ? Labels.fromWireEncoding(canonical, hash)
+              : labelsOf(known, labels));
+        }
         errors.add("sample_too_far_in_future", 1, "received a sample whose timestamp is too far in the"
-            + " future, timestamp: " + t + ", series: '"
-            + Validator.seriesText(canonical != null ? Labels.fromWireEncoding(canonical, hash) : labelsOf(known, labels))
-            + "'");
+            + " future, timestamp: " + t + ", series: '" + text + "'");
         continue;
       }
       if (series == null) {
