@@ -3,56 +3,168 @@ package dev.weir.storage.tsdb.head;
 import java.util.Arrays;
 
 /**
- * A growing sorted list of series refs for one label pair.
+ * A growing sorted list of series refs for one label pair, stored as the differences between
+ * consecutive refs in unsigned LEB128 varints (the first from 0). Refs are handed out in
+ * increasing order, so a list's differences are small: one byte per entry for a pair that one
+ * series in 128 or more has (a metric name, a cluster, a job), where an {@code int[]} took four
+ * plus its growth slack. At a million series of ten labels that was about 45 bytes per series.
  *
- * <p>Single writer, many readers: {@link #add} is called only under the index's write lock and
- * with increasing refs; readers call {@link #snapshot()} without a lock. The element is stored
- * before the volatile size is published, and a grown array holds every element of the old one, so
- * a reader that sees size {@code n} also sees the first {@code n} elements.
+ * <p>Single writer, many readers: {@link #add} and {@link #retain} are called only under the
+ * index's write lock; readers call {@link #snapshot()} without a lock. An entry's bytes are
+ * written before the volatile size is published, and a grown array holds every byte of the old
+ * one, so a reader that sees size {@code n} also sees the first {@code n} entries. A difference is
+ * never 0 (refs increase), so no entry starts with a 0 byte: a reader racing with {@link #retain}
+ * may read the new, shorter content with the older size, and stops at its zero padding or at the
+ * array's end (the {@code int[]} list this replaced had the same race).
  */
 final class PostingList {
-  private int[] refs = new int[2];
+  private static final int MIN_BYTES = 4;
+  /** Heap bytes of the object itself: header, array reference and three ints. */
+  static final long OBJECT_BYTES = 32;
+  /**
+   * What an entry costs on average, for estimates that count entries instead of reading lists:
+   * one byte in most lists, two or three in sparse ones, plus growth slack.
+   */
+  static final long ENTRY_BYTES_ESTIMATE = 2;
+
+  private byte[] bytes = new byte[MIN_BYTES];
+  /** Bytes in use (writer only). */
+  private int length;
+  /** The newest ref (writer only); 0 before the first. */
+  private int last;
   private volatile int size;
 
-  void add(int ref) {
-    int n = size;
-    int[] a = refs;
-    if (n == a.length) {
-      a = Arrays.copyOf(a, n < 64 ? n * 2 : n + (n >> 1));
-      refs = a;
+  /**
+   * Adds {@code ref}, which should be larger than every ref in the list (then it costs a varint);
+   * a smaller or equal one is merged in order by rewriting the list. Returns how many bytes the
+   * list's array grew by, for the index's memory estimate.
+   */
+  int add(int ref) {
+    if (ref <= 0) {
+      throw new IllegalArgumentException("series refs are positive: " + ref);
     }
-    a[n] = ref;
-    size = n + 1;
+    if (ref <= last) {
+      return insert(ref);
+    }
+    int before = bytes.length;
+    int p = length;
+    byte[] a = bytes;
+    int delta = ref - last;
+    int end = p + varintSize(delta);
+    if (end > a.length) {
+      a = Arrays.copyOf(a, Math.max(end, a.length < 64 ? a.length * 2 : a.length + (a.length >> 1)));
+      bytes = a;
+    }
+    length = putVarint(a, p, delta);
+    last = ref;
+    size = size + 1; // volatile: publishes the entry (and a grown array) to readers
+    return bytes.length - before;
   }
 
   int size() {
     return size;
   }
 
+  /** Heap bytes of the list's array (its capacity, with its 16-byte header). */
+  long arrayBytes() {
+    return 16L + bytes.length;
+  }
+
   /** The refs published so far, in increasing order (a copy the caller may keep). */
   int[] snapshot() {
     int n = size;
-    int[] copy = Arrays.copyOf(refs, n);
-    // A reader racing with retain() may see the shorter array with the older size; the padding
-    // is 0, which is never a valid ref, and only ever at the tail: trim it to stay sorted.
-    while (n > 0 && copy[n - 1] == 0) {
-      n--;
+    byte[] a = bytes;
+    int[] out = new int[n];
+    int ref = 0;
+    int p = 0;
+    int i = 0;
+    while (i < n && p < a.length) {
+      int b = a[p++];
+      if (b == 0) {
+        break; // the zero padding of a list retain() shortened while we read: see the class doc
+      }
+      int delta = b & 0x7f;
+      for (int shift = 7; b < 0 && p < a.length; shift += 7) {
+        b = a[p++];
+        delta |= (b & 0x7f) << shift;
+      }
+      ref += delta;
+      out[i++] = ref;
     }
-    return n == copy.length ? copy : Arrays.copyOf(copy, n);
+    return i == n ? out : Arrays.copyOf(out, i);
   }
 
-  /** Replaces the content (used when series are removed); caller holds the write lock. */
-  void retain(java.util.function.IntPredicate keep) {
-    int n = size;
-    int[] a = refs;
-    int[] out = new int[Math.max(2, n)];  // as long as the old size: see snapshot()
+  /**
+   * Keeps the refs {@code keep} accepts (used when series are removed); the caller holds the write
+   * lock. Returns how many bytes the list's array changed by (negative when it shrank).
+   */
+  int retain(java.util.function.IntPredicate keep) {
+    int[] refs = snapshot();
     int m = 0;
-    for (int i = 0; i < n; i++) {
-      if (keep.test(a[i])) {
-        out[m++] = a[i];
+    for (int r : refs) {
+      if (keep.test(r)) {
+        refs[m++] = r;
       }
     }
-    refs = out;
-    size = m;
+    return rewrite(refs, m);
+  }
+
+  /** Merges a ref that is not larger than the newest: rewrites the list (rare; see {@link #add}). */
+  private int insert(int ref) {
+    int[] refs = snapshot();
+    int at = Arrays.binarySearch(refs, ref);
+    if (at >= 0) {
+      return 0; // already present
+    }
+    at = -at - 1;
+    int[] merged = new int[refs.length + 1];
+    System.arraycopy(refs, 0, merged, 0, at);
+    merged[at] = ref;
+    System.arraycopy(refs, at, merged, at + 1, refs.length - at);
+    return rewrite(merged, merged.length);
+  }
+
+  /**
+   * Replaces the content with {@code refs[0, n)} (sorted, unique, positive). A reader that still
+   * holds the older size reads the new array up to its end or its zero padding, whichever first.
+   */
+  private int rewrite(int[] refs, int n) {
+    int before = bytes.length;
+    int need = 0;
+    int prev = 0;
+    for (int i = 0; i < n; i++) {
+      need += varintSize(refs[i] - prev);
+      prev = refs[i];
+    }
+    byte[] out = new byte[Math.max(MIN_BYTES, need + 5)];
+    int p = 0;
+    prev = 0;
+    for (int i = 0; i < n; i++) {
+      p = putVarint(out, p, refs[i] - prev);
+      prev = refs[i];
+    }
+    bytes = out;
+    length = p;
+    last = prev;
+    size = n; // volatile: publishes the new array
+    return bytes.length - before;
+  }
+
+  private static int putVarint(byte[] a, int p, int v) {
+    while ((v & ~0x7f) != 0) {
+      a[p++] = (byte) (v & 0x7f | 0x80);
+      v >>>= 7;
+    }
+    a[p++] = (byte) v;
+    return p;
+  }
+
+  private static int varintSize(int v) {
+    int n = 1;
+    while ((v & ~0x7f) != 0) {
+      v >>>= 7;
+      n++;
+    }
+    return n;
   }
 }

@@ -30,7 +30,12 @@ final class PostingsIndex implements PostingsSource {
   /** Per name, per value: the {@link MemSeries} of a pair only it has, or a {@link PostingList}. */
   private final ConcurrentHashMap<String, ValueMap> index = new ConcurrentHashMap<>();
   private final PostingList all = new PostingList();
-  private final java.util.concurrent.atomic.AtomicInteger lists = new java.util.concurrent.atomic.AtomicInteger();
+  /**
+   * Heap bytes of the lists and their arrays ({@link PostingList#OBJECT_BYTES} each plus
+   * {@link PostingList#arrayBytes}), kept by the writer for {@link #bytesEstimate}.
+   */
+  private final java.util.concurrent.atomic.AtomicLong listBytes = new java.util.concurrent.atomic.AtomicLong(
+      PostingList.OBJECT_BYTES + all.arrayBytes());
 
   /**
    * Adds a series under its labels; refs must be added in increasing order (the caller holds the
@@ -46,7 +51,7 @@ final class PostingsIndex implements PostingsSource {
       }
       addPair(values, labels.value(i), s);
     }
-    all.add(ref);
+    listBytes.addAndGet(all.add(ref));
   }
 
   /**
@@ -62,7 +67,7 @@ final class PostingsIndex implements PostingsSource {
       String value = values.keyOf(w, c.valueOff, c.valueLen);
       addPair(values, value != null ? value : c.value(), s);
     }
-    all.add(s.ref());
+    listBytes.addAndGet(all.add(s.ref()));
   }
 
   /** The names {@link #addEncoded} found last, by label position: a series' names repeat. */
@@ -99,16 +104,16 @@ final class PostingsIndex implements PostingsSource {
       l.add(one.ref());
       l.add(s.ref());
       values.put(value, l);
-      lists.incrementAndGet();
+      listBytes.addAndGet(PostingList.OBJECT_BYTES + l.arrayBytes());
     } else {
-      ((PostingList) cur).add(s.ref());
+      listBytes.addAndGet(((PostingList) cur).add(s.ref()));
     }
   }
 
   /** Removes the refs for which {@code removed} is true from every list; drops empty lists. */
   void removeIf(IntPredicate removed) {
     IntPredicate keep = removed.negate();
-    all.retain(keep);
+    listBytes.addAndGet(all.retain(keep));
     for (Map.Entry<String, ValueMap> byName : index.entrySet()) {
       ValueMap values = byName.getValue();
       values.removeIf((value, v) -> {
@@ -116,9 +121,9 @@ final class PostingsIndex implements PostingsSource {
           return !keep.test(one.ref());
         }
         PostingList l = (PostingList) v;
-        l.retain(keep);
+        listBytes.addAndGet(l.retain(keep));
         if (l.size() == 0) {
-          lists.decrementAndGet();
+          listBytes.addAndGet(-PostingList.OBJECT_BYTES - l.arrayBytes());
           return true;
         }
         return false;
@@ -131,16 +136,15 @@ final class PostingsIndex implements PostingsSource {
 
   /**
    * Estimated heap bytes: the label strings (names and values: the head's only copy of them),
-   * the value tables of every name (two 4-byte slots per table slot), per list its object and
-   * array header (40 bytes) plus 4 bytes per entry with growth slack (~1.25); a single-series pair
-   * costs its table slot only.
+   * the value tables of every name (two 4-byte slots per table slot), and the lists with their
+   * arrays as they are; a single-series pair costs its table slot only.
    */
-  long bytesEstimate(long entries) {
+  long bytesEstimate() {
     long tables = 0;
     for (Map.Entry<String, ValueMap> e : index.entrySet()) {
       tables += ValueMap.stringBytes(e.getKey()) + e.getValue().tableBytes() + e.getValue().keyBytes();
     }
-    return tables + lists.get() * 40L + entries * 5L;
+    return tables + listBytes.get();
   }
 
   @Override

@@ -832,7 +832,7 @@ public final class TenantHead {
       long b = s.bytesBefore(before);
       if (b < 0) {
         n[0]++;
-        n[1] += seriesBytes(s) + 5L * (s.labelCount() + 1); // and its postings entries
+        n[1] += seriesBytes(s) + PostingList.ENTRY_BYTES_ESTIMATE * (s.labelCount() + 1); // and its postings entries
       } else {
         n[1] += b;
       }
@@ -1024,12 +1024,9 @@ public final class TenantHead {
    * the postings index with the label strings (the head's only copy of them).
    */
   public long memoryBytesEstimate() {
-    long[] n = {0, 0}; // bytes, postings entries
-    series.forEachApproximately(s -> {
-      n[0] += seriesBytes(s);
-      n[1] += s.labelCount() + 1;
-    });
-    return n[0] + postings.bytesEstimate(n[1]);
+    long[] n = {0};
+    series.forEachApproximately(s -> n[0] += seriesBytes(s));
+    return n[0] + postings.bytesEstimate();
   }
 
   /** A series' share of {@link #memoryBytesEstimate()} without its postings: objects, labels, chunks. */

@@ -33,11 +33,12 @@ class PostingsIndexTest {
     assertThat(index.all()).containsExactly(1, 2, 3, 4);
     assertThat(index.labelValues("pod")).containsExactlyInAnyOrder("p1", "p2", "p3", "p4");
     assertThat(index.labelNames()).containsExactlyInAnyOrder("__name__", "job", "pod");
-    // Lists: __name__=up and job=api (40 bytes each); value tables (two arrays of 16 + 4 per slot):
-    // __name__ and job 4 slots, pod 8 (four values at a load of at most one half); strings (the
-    // index holds the head's only copy): 3 names and 7 values, each up to 8 characters, so 24
-    // bytes of String and 24 of array.
-    assertThat(index.bytesEstimate(0)).isEqualTo(2 * 40L + 2 * (16 + 4 * 4) * 2 + 2 * (16 + 4 * 8) + 10 * 48);
+    // Lists: all, __name__=up and job=api, each a 32-byte object and a 4-byte array (16 + 4: a ref
+    // difference under 128 is one byte); value tables (two arrays of 16 + 4 per slot): __name__
+    // and job 4 slots, pod 8 (four values at a load of at most one half); strings (the index
+    // holds the head's only copy): 3 names and 7 values, each up to 8 characters, so 24 bytes of
+    // String and 24 of array.
+    assertThat(index.bytesEstimate()).isEqualTo(3 * (32L + 16 + 4) + 2 * (16 + 4 * 4) * 2 + 2 * (16 + 4 * 8) + 10 * 48);
   }
 
   @Test
@@ -56,14 +57,15 @@ class PostingsIndexTest {
     assertThat(index.get("pod", "p5")).containsExactly(5);
     assertThat(index.labelValues("pod")).containsExactlyInAnyOrder("p3", "p5", "p6");
     assertThat(index.all()).containsExactly(3, 5, 6);
-    // Lists __name__=up, job=api; tables: __name__ and job 4 slots, pod 8 (three values left);
-    // strings: 3 names and 5 values left, 48 bytes each.
-    assertThat(index.bytesEstimate(0)).isEqualTo(2 * 40L + 2 * (16 + 4 * 4) * 2 + 2 * (16 + 4 * 8) + 8 * 48);
+    // Lists all, __name__=up and job=api, rewritten by the removal into arrays of their 3 bytes
+    // plus 5 of room; tables: __name__ and job 4 slots, pod 8 (three values left); strings: 3
+    // names and 5 values left, 48 bytes each.
+    assertThat(index.bytesEstimate()).isEqualTo(3 * (32L + 16 + 8) + 2 * (16 + 4 * 4) * 2 + 2 * (16 + 4 * 8) + 8 * 48);
 
     index.removeIf(ref -> true);
     assertThat(index.labelNames()).isEmpty();
     assertThat(index.all()).isEmpty();
-    assertThat(index.bytesEstimate(0)).isZero();
+    assertThat(index.bytesEstimate()).isEqualTo(32L + 16 + 5); // the empty list of all refs
   }
   /** A replay's build adds series from their label bytes: the same index as from their labels. */
   @Test
@@ -89,6 +91,6 @@ class PostingsIndexTest {
       }
     }
     assertThat(fromBytes.all()).containsExactly(fromLabels.all());
-    assertThat(fromBytes.bytesEstimate(0)).isEqualTo(fromLabels.bytesEstimate(0));
+    assertThat(fromBytes.bytesEstimate()).isEqualTo(fromLabels.bytesEstimate());
   }
 }
