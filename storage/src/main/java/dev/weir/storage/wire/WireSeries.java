@@ -2,6 +2,7 @@ package dev.weir.storage.wire;
 
 import dev.weir.storage.tsdb.chunk.NativeHistogram;
 import dev.weir.storage.tsdb.labels.Labels;
+import dev.weir.storage.tsdb.labels.CompactLabels;
 import dev.weir.storage.tsdb.labels.SeriesKey;
 import dev.weir.storage.util.AsciiHash;
 import java.nio.ByteBuffer;
@@ -19,7 +20,7 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>When every label is ASCII and the names arrive sorted and unique (what Prometheus sends),
  * {@link #key()} is a {@link SeriesKey} with the hash of the {@link Labels} of the same content,
- * matched against a head series' canonical label bytes, so the head finds the existing series
+ * matched against a head series' labels ({@link CompactLabels}) byte by byte, so the head finds the existing series
  * without building a String. Otherwise {@link #hasKey()} is false and the caller builds the labels with
  * {@link #pairs()}. Usage:
  *
@@ -949,7 +950,7 @@ public final class WireSeries {
     }
   }
 
-  /** Matches the canonical encoding of the {@link Labels} with the same names and values. */
+  /** Matches the compact labels ({@link CompactLabels}) of the {@link Labels} with the same names and values. */
   private final class Key implements SeriesKey {
     @Override
     public int hashCode() {
@@ -963,26 +964,21 @@ public final class WireSeries {
     }
 
     @Override
-    public boolean matches(byte[] canonical) {
+    public boolean matches(byte[] compact) {
       if (labelsContiguous && labelsStart >= 0) {
-        // Equal bytes are equal labels. Unequal bytes may still be equal labels in a
-        // non-canonical encoding: the caller then takes the slow path, which finds the series.
-        return Arrays.equals(buf, labelsStart, labelsEnd, canonical, 0, canonical.length);
+        // Labels in their canonical encoding compare equal. Others (another field order, a
+        // field twice) answer false: the caller then takes the slow path, which finds the series.
+        return CompactLabels.equalsCanonical(compact, buf, labelsStart, labelsEnd);
       }
       ensureLabelsRead();
-      Labels.WireCursor c = new Labels.WireCursor(canonical);
+      CompactLabels.Cursor c = new CompactLabels.Cursor(compact);
       for (int k = 0; k < labels; k++) {
-        if (!c.next()
-            || !sameBytes(labelPos[4 * k], labelPos[4 * k + 1], canonical, c.nameOff, c.nameLen)
-            || !sameBytes(labelPos[4 * k + 2], labelPos[4 * k + 3], canonical, c.valueOff, c.valueLen)) {
+        if (!c.next() || !c.nameEquals(buf, labelPos[4 * k], labelPos[4 * k + 1])
+            || !c.valueEquals(buf, labelPos[4 * k + 2], labelPos[4 * k + 3])) {
           return false;
         }
       }
       return !c.next();
-    }
-
-    private boolean sameBytes(int off, int len, byte[] other, int otherOff, int otherLen) {
-      return len == otherLen && Arrays.equals(buf, off, off + len, other, otherOff, otherOff + otherLen);
     }
 
     @Override

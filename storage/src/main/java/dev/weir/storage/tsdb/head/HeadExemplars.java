@@ -144,7 +144,7 @@ public final class HeadExemplars {
       byte[][] l = new byte[unlogged.size()][];
       for (int i = 0; i < r.length; i++) {
         r[i] = unlogged.get(i).ref();
-        l[i] = unlogged.get(i).labelBytes();
+        l[i] = unlogged.get(i).canonicalLabels();
       }
       WalRecords.seriesEncoded(sink, r, l, r.length, head.walRecordBytes());
     }

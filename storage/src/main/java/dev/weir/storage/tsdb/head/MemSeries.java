@@ -3,6 +3,7 @@ package dev.weir.storage.tsdb.head;
 import dev.weir.storage.tsdb.chunk.Chunks;
 import dev.weir.storage.tsdb.chunk.NativeHistogram;
 import dev.weir.storage.tsdb.chunk.XorChunkBase;
+import dev.weir.storage.tsdb.labels.CompactLabels;
 import dev.weir.storage.tsdb.labels.Labels;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -25,9 +26,9 @@ public final class MemSeries extends XorChunkBase {
   static final long WALL_EPOCH_SECOND = 1_577_836_800L;
 
   /**
-   * The labels in their canonical encoding only ({@link Labels#withWireEncoding}): the strings
-   * live once in the head's postings, so a series keeps no {@code String[]} or
-   * {@link Labels} of its own (120 bytes at 10 labels); {@link #labels()} decodes.
+   * The labels in {@link CompactLabels}' form only (names as numbers of the process' name
+   * dictionary, values as bytes): the strings live once in the head's postings, so a series keeps
+   * no {@code String[]} or {@link Labels} of its own; {@link #labels()} decodes.
    */
   private final byte[] labelBytes;
   /** {@link Labels#hashCode()} of the labels. */
@@ -117,27 +118,44 @@ public final class MemSeries extends XorChunkBase {
   }
 
   MemSeries(Labels labels, int ref) {
-    this(labels.encoded().wireEncoding(), labels.hashCode(), ref);
+    this(labels, ref, null);
   }
 
-  /** A series of the labels encoded in {@code canonical}, whose {@link Labels#hashCode()} is {@code hash}. */
-  MemSeries(byte[] canonical, int hash, int ref) {
-    this.labelBytes = canonical;
+  /** A series of {@code labels}; {@code recent} as {@link CompactLabels#fromCanonical}'s. */
+  MemSeries(Labels labels, int ref, int @Nullable [] recent) {
+    this(CompactLabels.fromCanonical(labels.encoded().wireEncoding(), recent), labels.hashCode(), ref);
+  }
+
+  /**
+   * A series of the labels encoded in {@code canonical} ({@link Labels#withWireEncoding}), whose
+   * {@link Labels#hashCode()} is {@code hash}; {@code recent} as {@link CompactLabels#fromCanonical}'s.
+   */
+  static MemSeries ofCanonical(byte[] canonical, int hash, int ref, int @Nullable [] recent) {
+    return new MemSeries(CompactLabels.fromCanonical(canonical, recent), hash, ref);
+  }
+
+  private MemSeries(byte[] compact, int hash, int ref) {
+    this.labelBytes = compact;
     this.labelsHash = hash;
     this.ref = ref;
   }
 
   /**
-   * The series' labels, decoded anew on every call (new strings, not the postings' ones): for
-   * queries, messages and blocks, not for loops over every series of a write path.
+   * The series' labels, decoded anew on every call (new value strings, not the postings' ones):
+   * for queries, messages and blocks, not for loops over every series of a write path.
    */
   public Labels labels() {
-    return Labels.fromWireEncoding(labelBytes, labelsHash);
+    return CompactLabels.decode(labelBytes, labelsHash);
   }
 
-  /** The canonical encoding of the labels; callers must not modify it. */
+  /** The labels in {@link CompactLabels}' form, what lookups compare; callers must not modify it. */
   byte[] labelBytes() {
     return labelBytes;
+  }
+
+  /** The labels' canonical encoding ({@link Labels#withWireEncoding}), made anew: for the WAL. */
+  byte[] canonicalLabels() {
+    return CompactLabels.toCanonical(labelBytes);
   }
 
   int labelsHash() {
@@ -146,12 +164,12 @@ public final class MemSeries extends XorChunkBase {
 
   /** The number of labels. */
   int labelCount() {
-    return Labels.wireLabelCount(labelBytes);
+    return CompactLabels.count(labelBytes);
   }
 
   /** The value of one label ({@code name} as UTF-8), or null; decodes only that value. */
   @Nullable String labelValue(byte[] name) {
-    return Labels.wireValue(labelBytes, name);
+    return CompactLabels.value(labelBytes, name);
   }
 
   /**

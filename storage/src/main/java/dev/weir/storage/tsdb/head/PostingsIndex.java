@@ -1,5 +1,6 @@
 package dev.weir.storage.tsdb.head;
 
+import dev.weir.storage.tsdb.labels.CompactLabels;
 import dev.weir.storage.tsdb.labels.Labels;
 import dev.weir.storage.tsdb.postings.PostingsSource;
 import dev.weir.storage.tsdb.postings.Sorted;
@@ -61,37 +62,17 @@ final class PostingsIndex implements PostingsSource {
    */
   void addEncoded(MemSeries s) {
     byte[] w = s.labelBytes();
-    Labels.WireCursor c = new Labels.WireCursor(w);
-    for (int k = 0; c.next(); k++) {
-      ValueMap values = valuesOf(w, c.nameOff, c.nameLen, k);
+    CompactLabels.Cursor c = new CompactLabels.Cursor(w);
+    while (c.next()) {
+      String name = c.name(); // the name dictionary's instance: no String made for most names
+      ValueMap values = index.get(name);
+      if (values == null) {
+        values = index.computeIfAbsent(name, k -> new ValueMap());
+      }
       String value = values.keyOf(w, c.valueOff, c.valueLen);
       addPair(values, value != null ? value : c.value(), s);
     }
     listBytes.addAndGet(all.add(s.ref()));
-  }
-
-  /** The names {@link #addEncoded} found last, by label position: a series' names repeat. */
-  private String[] recentNames = new String[16];
-
-  private ValueMap valuesOf(byte[] w, int off, int len, int position) {
-    if (position < recentNames.length) {
-      String recent = recentNames[position];
-      if (recent != null && ValueMap.sameAscii(recent, w, off, len)) {
-        ValueMap values = index.get(recent);
-        if (values != null) {
-          return values;
-        }
-      }
-    }
-    String name = new String(w, off, len, java.nio.charset.StandardCharsets.UTF_8);
-    ValueMap values = index.get(name);
-    if (values == null) {
-      values = index.computeIfAbsent(name, k -> new ValueMap());
-    }
-    if (position < recentNames.length) {
-      recentNames[position] = name;
-    }
-    return values;
   }
 
   /** Adds series {@code s} under one value of a name: its own entry, or a list with the others. */

@@ -9,7 +9,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A tenant head's series by labels: an open-addressing table of {@link MemSeries} references (the
- * labels are the series' own canonical bytes), so a series costs one table slot, 4–8 bytes at a load of at most
+ * labels are the series' own compact bytes, {@link dev.weir.storage.tsdb.labels.CompactLabels}), so a series costs one table slot, 4–8 bytes at a load of at most
  * one half, where a {@code ConcurrentHashMap} spent a 32-byte node and a slot (about 72 bytes per
  * series with the table).
  *

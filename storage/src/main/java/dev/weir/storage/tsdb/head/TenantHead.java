@@ -57,6 +57,11 @@ public final class TenantHead {
   private final PostingsIndex postings = new PostingsIndex();
   private final Object createLock = new Object();
   private int nextRef = 1;
+  /**
+   * The name numbers of the series created last, by label position, for the next one's labels
+   * ({@link dev.weir.storage.tsdb.labels.CompactLabels#fromCanonical}); guarded by the create lock.
+   */
+  private final int[] recentNames = new int[16];
 
   private final ReentrantLock appendLock = new ReentrantLock();
   private ByteSink walBuffer = new ByteSink(WAL_BUFFER_BYTES);
@@ -300,7 +305,7 @@ public final class TenantHead {
     SeriesKey key = SeriesKey.ofEncoded(canonical, hash);
     MemSeries s = series.get(key);
     return s != null ? s : create(key, () -> Labels.fromWireEncoding(canonical, hash),
-        ref -> createLocked(new MemSeries(canonical, hash, ref), null));
+        ref -> createLocked(MemSeries.ofCanonical(canonical, hash, ref, recentNames), null));
   }
 
   /**
@@ -327,7 +332,7 @@ public final class TenantHead {
     // An encoding made before (a replay's reading thread makes it) is kept. No string is interned:
     // the series keeps only the bytes, and the postings keep the first instance of each name and
     // value, so a tenant holds each string once.
-    return createLocked(new MemSeries(labels, ref), labels);
+    return createLocked(new MemSeries(labels, ref, recentNames), labels);
   }
 
   /** Registers a new series; {@code labels} are its labels, or null to decode them when indexed. */
@@ -504,7 +509,7 @@ public final class TenantHead {
       byte[][] l = new byte[newSeries.size()][];
       for (int i = 0; i < r.length; i++) {
         r[i] = newSeries.get(i).ref();
-        l[i] = newSeries.get(i).labelBytes();
+        l[i] = newSeries.get(i).canonicalLabels();
       }
       WalRecords.seriesEncoded(walBuffer, r, l, r.length, walRecordBytes);
     }
@@ -598,7 +603,7 @@ public final class TenantHead {
           aliases.put(ref, existing);
         }
       } else if (refs.get(ref) == null) {
-        createLocked(new MemSeries(canonical, hash, ref), null).logged = true;
+        createLocked(MemSeries.ofCanonical(canonical, hash, ref, recentNames), null).logged = true;
       }
       nextRef = Math.max(nextRef, ref + 1);
     }

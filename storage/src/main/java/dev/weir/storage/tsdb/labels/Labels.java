@@ -44,9 +44,9 @@ public final class Labels implements Comparable<Labels>, SeriesKey {
   /**
    * The same labels carrying their canonical protobuf encoding as the {@code labels} entries of a
    * {@code prometheus.TimeSeries} (field 1, each a {@code Label} with name then value; empty
-   * strings omitted, as protobuf omits proto3 defaults). The head keeps this for every series so
-   * a pushed series is matched with one byte comparison instead of a String per label
-   * ({@link #wireEncoding()}); about as many bytes again as the label text.
+   * strings omitted, as protobuf omits proto3 defaults): what a pushed series' labels are compared
+   * with, without a String per label, and what a head series is written to the WAL as (the head
+   * keeps the smaller {@link CompactLabels} form).
    */
   public static Labels withWireEncoding(Labels l) {
     String[] pairs = l.pairs;
@@ -202,11 +202,11 @@ public final class Labels implements Comparable<Labels>, SeriesKey {
     return null;
   }
 
-  /** {@inheritDoc} By byte comparison with this label set's own canonical encoding. */
+  /** {@inheritDoc} By comparison with this label set's own canonical encoding. */
   @Override
-  public boolean matches(byte[] canonical) {
+  public boolean matches(byte[] compact) {
     byte[] w = wire != null ? wire : withWireEncoding(this).wire;
-    return Arrays.equals(w, canonical);
+    return CompactLabels.equalsCanonical(compact, w, 0, w.length);
   }
 
   /**
@@ -289,6 +289,14 @@ public final class Labels implements Comparable<Labels>, SeriesKey {
       throw new IllegalArgumentException("odd number of strings: " + pairs.length);
     }
     return new Labels(pairs);
+  }
+
+  /**
+   * {@link #ofSortedPairs(String[])} with the labels' {@link #hashCode()} already known (a head
+   * series keeps it beside its labels), which is not computed again.
+   */
+  static Labels ofSortedPairs(String[] pairs, int hash) {
+    return new Labels(pairs, hash, null);
   }
 
   /**

@@ -2,9 +2,9 @@ package dev.weir.storage.tsdb.labels;
 
 /**
  * What a head looks a series up by: a label set's {@link Labels#hashCode()} and a comparison with
- * a series' canonical label encoding ({@link Labels#withWireEncoding}), the only form in which a
- * head series keeps its labels. {@link Labels} is one; a pushed series' bytes are another
- * ({@code WireSeries.key()}), compared without building Strings.
+ * a series' labels in {@link CompactLabels}' form, the only form in which a head series keeps its
+ * labels. {@link Labels} is one; a pushed series' bytes are another ({@code WireSeries.key()}),
+ * compared without building Strings.
  */
 public interface SeriesKey {
   /** The {@link Labels#hashCode()} of the label set this key stands for. */
@@ -12,11 +12,11 @@ public interface SeriesKey {
   int hashCode();
 
   /**
-   * Whether the labels this key stands for are those encoded in {@code canonical}. A key made
-   * from bytes may answer false for equal labels sent in a non-canonical form; its caller then
-   * looks up by {@link Labels}, which always answers exactly.
+   * Whether the labels this key stands for are those of {@code compact} ({@link CompactLabels}). A
+   * key made from bytes may answer false for equal labels sent in a non-canonical form; its caller
+   * then looks up by {@link Labels}, which always answers exactly.
    */
-  boolean matches(byte[] canonical);
+  boolean matches(byte[] compact);
 
   /** The key of labels known only by their canonical encoding and their {@link Labels#hashCode()}. */
   static SeriesKey ofEncoded(byte[] canonical, int hash) {
@@ -32,8 +32,8 @@ public interface SeriesKey {
       }
 
       @Override
-      public boolean matches(byte[] other) {
-        return java.util.Arrays.equals(canonical, other);
+      public boolean matches(byte[] compact) {
+        return CompactLabels.equalsCanonical(compact, canonical, 0, canonical.length);
       }
     };
   }

@@ -78,8 +78,8 @@ class SeriesMapTest {
       }
 
       @Override
-      public boolean matches(byte[] c) {
-        return java.util.Arrays.equals(c, canonical);
+      public boolean matches(byte[] compact) {
+        return java.util.Arrays.equals(dev.weir.storage.tsdb.labels.CompactLabels.toCanonical(compact), canonical);
       }
     };
   }

@@ -1,0 +1,401 @@
+package dev.weir.storage.tsdb.labels;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The form in which a head series keeps its labels: per label, in the labels' order (sorted by
+ * name), its name as a number in the process' dictionary of names ({@link LabelNames}) and its
+ * value's bytes:
+ *
+ * <pre>
+ *   varint(id + 1)  varint(value length)  value      a name in the dictionary
+ *   0  varint(name length)  name  varint(value length)  value      any other name
+ * </pre>
+ *
+ * <p>At ten labels that is about 110 bytes less per series than the canonical protobuf encoding
+ * ({@link Labels#withWireEncoding}) it replaced: six bytes of framing per label become two, and a
+ * name of eight characters becomes one byte. A lookup compares a pushed series' canonical bytes
+ * with it label by label ({@link #equalsCanonical}) instead of with one array comparison. Only
+ * this class and {@link Cursor} read the form; the WAL and blocks never see it (a series is
+ * written there in the canonical form, {@link #toCanonical}), so the dictionary's numbers need
+ * not be the same from one process to the next.
+ */
+public final class CompactLabels {
+  private CompactLabels() {}
+
+  /**
+   * The compact form of the labels in a canonical encoding. {@code recent}, when given, holds the
+   * name numbers of the previous series this caller encoded, by label position, and is updated:
+   * series of one source repeat their names in the same places, so most names are found by one
+   * comparison instead of a dictionary lookup. The caller must not share it between threads.
+   */
+  public static byte[] fromCanonical(byte[] canonical, int @Nullable [] recent) {
+    Labels.WireCursor c = new Labels.WireCursor(canonical);
+    int[] ids = new int[16];
+    int n = 0;
+    int size = 0;
+    while (c.next()) {
+      int id = nameId(canonical, c.nameOff, c.nameLen, recent, n);
+      if (n == ids.length) {
+        ids = Arrays.copyOf(ids, n * 2);
+      }
+      ids[n++] = id;
+      size += (id >= 0 ? varintSize(id + 1) : 1 + varintSize(c.nameLen) + c.nameLen) + varintSize(c.valueLen) + c.valueLen;
+    }
+    byte[] out = new byte[size];
+    c = new Labels.WireCursor(canonical);
+    int p = 0;
+    for (int k = 0; c.next(); k++) {
+      int id = ids[k];
+      if (id >= 0) {
+        p = varint(out, p, id + 1);
+      } else {
+        out[p++] = 0;
+        p = bytes(out, p, canonical, c.nameOff, c.nameLen);
+      }
+      p = bytes(out, p, canonical, c.valueOff, c.valueLen);
+    }
+    return out;
+  }
+
+  private static int nameId(byte[] b, int off, int len, int @Nullable [] recent, int position) {
+    if (recent != null && position < recent.length) {
+      int guess = recent[position] - 1;
+      if (guess >= 0) {
+        byte[] name = LabelNames.bytes(guess);
+        if (name.length == len && Arrays.equals(name, 0, len, b, off, off + len)) {
+          return guess;
+        }
+      }
+      int id = LabelNames.id(b, off, len);
+      recent[position] = id + 1;
+      return id;
+    }
+    return LabelNames.id(b, off, len);
+  }
+
+  private static int bytes(byte[] out, int p, byte[] src, int off, int len) {
+    p = varint(out, p, len);
+    System.arraycopy(src, off, out, p, len);
+    return p + len;
+  }
+
+  /** The canonical encoding ({@link Labels#withWireEncoding}) of compact labels. */
+  public static byte[] toCanonical(byte[] compact) {
+    Cursor c = new Cursor(compact);
+    int size = 0;
+    while (c.next()) {
+      int inner = Labels.wireFieldSize(c.nameLength()) + Labels.wireFieldSize(c.valueLen);
+      size += 1 + varintSize(inner) + inner;
+    }
+    byte[] out = new byte[size];
+    c = new Cursor(compact);
+    int p = 0;
+    while (c.next()) {
+      int nameLen = c.nameLength();
+      out[p++] = 0x0a;
+      p = varint(out, p, Labels.wireFieldSize(nameLen) + Labels.wireFieldSize(c.valueLen));
+      if (nameLen > 0) {
+        out[p++] = 0x0a;
+        p = varint(out, p, nameLen);
+        System.arraycopy(c.nameArray(), c.nameOffset(), out, p, nameLen);
+        p += nameLen;
+      }
+      if (c.valueLen > 0) {
+        out[p++] = 0x12;
+        p = varint(out, p, c.valueLen);
+        System.arraycopy(compact, c.valueOff, out, p, c.valueLen);
+        p += c.valueLen;
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The labels, decoded: names are the dictionary's String instances, values new strings.
+   * {@code hash} is their {@link Labels#hashCode()}.
+   */
+  public static Labels decode(byte[] compact, int hash) {
+    int n = count(compact);
+    String[] pairs = new String[2 * n];
+    Cursor c = new Cursor(compact);
+    for (int i = 0; c.next(); i += 2) {
+      pairs[i] = c.name();
+      pairs[i + 1] = c.value();
+    }
+    return Labels.ofSortedPairs(pairs, hash);
+  }
+
+  /** The number of labels. */
+  public static int count(byte[] compact) {
+    Cursor c = new Cursor(compact);
+    int n = 0;
+    while (c.next()) {
+      n++;
+    }
+    return n;
+  }
+
+  /** The value of the label named {@code name} (UTF-8), or null; only that value becomes a String. */
+  public static @Nullable String value(byte[] compact, byte[] name) {
+    Cursor c = new Cursor(compact);
+    while (c.next()) {
+      if (c.nameEquals(name, 0, name.length)) {
+        return c.value();
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Whether {@code canonical[off, end)} is the canonical encoding of these labels. Safe on any
+   * bytes (a pushed request's): bytes that are not a canonical encoding, or not of these labels,
+   * answer false.
+   */
+  public static boolean equalsCanonical(byte[] compact, byte[] canonical, int off, int end) {
+    int p = 0;
+    int q = off;
+    int n = compact.length;
+    while (p < n) {
+      // The Label message: tag, length, then its name field and its value field, each left out
+      // when empty. Lengths under 128 are one byte, read inline.
+      if (q + 1 >= end || canonical[q] != 0x0a) {
+        return false;
+      }
+      int inner = canonical[q + 1];
+      q += 2;
+      if (inner < 0) {
+        long v = varintAt(canonical, q - 1, end);
+        if (v < 0) {
+          return false;
+        }
+        inner = (int) v;
+        q = (int) (v >>> 32);
+      }
+      int innerEnd = q + inner;
+      if (innerEnd > end || innerEnd < q) {
+        return false;
+      }
+      int nameOff = q;
+      int nameLen = 0;
+      if (q < innerEnd && canonical[q] == 0x0a) {
+        if (q + 1 < innerEnd && canonical[q + 1] >= 0) { // a name under 128 bytes: one length byte
+          nameLen = canonical[q + 1];
+          nameOff = q + 2;
+        } else {
+          long v = varintAt(canonical, q + 1, innerEnd);
+          if (v < 0) {
+            return false;
+          }
+          nameLen = (int) v;
+          nameOff = (int) (v >>> 32);
+        }
+        q = nameOff + nameLen;
+        if (q > innerEnd || q < nameOff) {
+          return false;
+        }
+      }
+      int valueOff = q;
+      int valueLen = 0;
+      if (q < innerEnd && canonical[q] == 0x12) {
+        if (q + 1 < innerEnd && canonical[q + 1] >= 0) {
+          valueLen = canonical[q + 1];
+          valueOff = q + 2;
+        } else {
+          long v = varintAt(canonical, q + 1, innerEnd);
+          if (v < 0) {
+            return false;
+          }
+          valueLen = (int) v;
+          valueOff = (int) (v >>> 32);
+        }
+        q = valueOff + valueLen;
+        if (q > innerEnd || q < valueOff) {
+          return false;
+        }
+      }
+      if (q != innerEnd) {
+        return false; // another field, or a field twice: not a canonical encoding
+      }
+      // The compact label: name number (or 0 and the name), then the value.
+      int id = compact[p++];
+      if (id < 0) {
+        id = id & 0x7f | compact[p++] << 7; // numbers are at most two bytes (LabelNames.MAX_NAMES)
+      }
+      if (id != 0) {
+        byte[] name = LabelNames.bytes(id - 1);
+        if (name.length != nameLen || !same(name, 0, canonical, nameOff, nameLen)) {
+          return false;
+        }
+      } else {
+        int len = readVarint(compact, p);
+        p += varintSize(len);
+        if (len != nameLen || !same(compact, p, canonical, nameOff, len)) {
+          return false;
+        }
+        p += len;
+      }
+      int len = compact[p];
+      if (len < 0) {
+        len = readVarint(compact, p);
+      }
+      p += varintSize(len);
+      if (len != valueLen || !same(compact, p, canonical, valueOff, len)) {
+        return false;
+      }
+      p += len;
+    }
+    return q == end;
+  }
+
+  private static final java.lang.invoke.VarHandle LONGS =
+      java.lang.invoke.MethodHandles.byteArrayViewVarHandle(long[].class, java.nio.ByteOrder.LITTLE_ENDIAN);
+  private static final java.lang.invoke.VarHandle INTS =
+      java.lang.invoke.MethodHandles.byteArrayViewVarHandle(int[].class, java.nio.ByteOrder.LITTLE_ENDIAN);
+
+  /**
+   * Whether {@code a[ai, ai + len)} equals {@code b[bi, bi + len)} (both in bounds). Label names
+   * and values are short and of every length, so a byte loop's exit, or {@code Arrays.equals}'
+   * checks and call, cost more than the comparing: whole words instead, the last one overlapping
+   * the one before (no loop for up to 16 bytes).
+   */
+  private static boolean same(byte[] a, int ai, byte[] b, int bi, int len) {
+    if (len >= 8) {
+      for (int i = 0; i < len - 8; i += 8) {
+        if ((long) LONGS.get(a, ai + i) != (long) LONGS.get(b, bi + i)) {
+          return false;
+        }
+      }
+      return (long) LONGS.get(a, ai + len - 8) == (long) LONGS.get(b, bi + len - 8);
+    }
+    if (len >= 4) {
+      return (int) INTS.get(a, ai) == (int) INTS.get(b, bi)
+          & (int) INTS.get(a, ai + len - 4) == (int) INTS.get(b, bi + len - 4);
+    }
+    // 0 to 3 bytes: the first, middle and last (the same byte when fewer).
+    return len == 0 || a[ai] == b[bi] & a[ai + (len >> 1)] == b[bi + (len >> 1)] & a[ai + len - 1] == b[bi + len - 1];
+  }
+
+  /**
+   * The varint of {@code b} at {@code i}, not reading at or past {@code end}, as its end position
+   * (high 32 bits) and value (low 32); -1 when it is cut off, longer than five bytes or negative.
+   */
+  private static long varintAt(byte[] b, int i, int end) {
+    int v = 0;
+    for (int shift = 0; shift < 35; shift += 7) {
+      if (i >= end) {
+        return -1;
+      }
+      byte x = b[i++];
+      v |= (x & 0x7f) << shift;
+      if (x >= 0) {
+        return v < 0 ? -1 : (long) i << 32 | v;
+      }
+    }
+    return -1;
+  }
+
+  private static int readVarint(byte[] b, int p) {
+    int v = 0;
+    for (int shift = 0; ; shift += 7) {
+      byte x = b[p++];
+      v |= (x & 0x7f) << shift;
+      if (x >= 0) {
+        return v;
+      }
+    }
+  }
+
+  static int varintSize(int v) {
+    return Labels.varintSize(v);
+  }
+
+  private static int varint(byte[] out, int p, int v) {
+    return Labels.varint(out, p, v);
+  }
+
+  /**
+   * Walks compact labels label by label: after each {@link #next()} that returned true, the name
+   * is {@link #name()} (or its bytes, {@link #nameArray()} from {@link #nameOffset()} for
+   * {@link #nameLength()} bytes) and the value the range {@code [valueOff, valueOff + valueLen)}
+   * of the compact bytes. Trusts its input: only encodings this class made.
+   */
+  public static final class Cursor {
+    private final byte[] b;
+    private int p;
+    /** The name's number in {@link LabelNames}, or -1 when the name is stored in full. */
+    public int nameId;
+    private int nameOff;
+    private int nameLen;
+    public int valueOff;
+    public int valueLen;
+
+    public Cursor(byte[] compact) {
+      this.b = compact;
+    }
+
+    public boolean next() {
+      if (p >= b.length) {
+        return false;
+      }
+      int id = varint();
+      if (id != 0) {
+        nameId = id - 1;
+      } else {
+        nameId = -1;
+        nameLen = varint();
+        nameOff = p;
+        p += nameLen;
+      }
+      valueLen = varint();
+      valueOff = p;
+      p += valueLen;
+      return true;
+    }
+
+    public String name() {
+      return nameId >= 0 ? LabelNames.string(nameId) : new String(b, nameOff, nameLen, StandardCharsets.UTF_8);
+    }
+
+    public String value() {
+      return valueLen == 0 ? "" : new String(b, valueOff, valueLen, StandardCharsets.UTF_8);
+    }
+
+    /** The array the name's bytes are in: the dictionary's or the compact labels'. */
+    public byte[] nameArray() {
+      return nameId >= 0 ? LabelNames.bytes(nameId) : b;
+    }
+
+    public int nameOffset() {
+      return nameId >= 0 ? 0 : nameOff;
+    }
+
+    public int nameLength() {
+      return nameId >= 0 ? LabelNames.bytes(nameId).length : nameLen;
+    }
+
+    /** Whether the name is {@code o[off, off + len)}. */
+    public boolean nameEquals(byte[] o, int off, int len) {
+      int start = nameOffset();
+      return nameLength() == len && Arrays.equals(nameArray(), start, start + len, o, off, off + len);
+    }
+
+    /** Whether the value is {@code o[off, off + len)}. */
+    public boolean valueEquals(byte[] o, int off, int len) {
+      return valueLen == len && Arrays.equals(b, valueOff, valueOff + len, o, off, off + len);
+    }
+
+    private int varint() {
+      int v = 0;
+      for (int shift = 0; ; shift += 7) {
+        byte x = b[p++];
+        v |= (x & 0x7f) << shift;
+        if (x >= 0) {
+          return v;
+        }
+      }
+    }
+  }
+}

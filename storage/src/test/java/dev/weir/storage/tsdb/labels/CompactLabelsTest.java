@@ -1,0 +1,190 @@
+package dev.weir.storage.tsdb.labels;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import org.junit.jupiter.api.Test;
+
+class CompactLabelsTest {
+  private static final String[] NAMES = {"__name__", "job", "instance", "pod", "le", "caf\u00e9", "zone", "a"};
+
+  /** Random label sets: short and long names (past the dictionary's 128 bytes), long values, empty values. */
+  private static Labels random(Random r) {
+    List<String> pairs = new ArrayList<>();
+    int n = r.nextInt(24);
+    Set<String> names = new java.util.HashSet<>();
+    for (int i = 0; i < n; i++) {
+      String name = switch (r.nextInt(6)) {
+        case 0 -> "n" + "x".repeat(120 + r.nextInt(300)) + r.nextInt(4); // stored in full
+        case 1 -> "label_" + r.nextInt(40);
+        default -> NAMES[r.nextInt(NAMES.length)];
+      };
+      if (!names.add(name)) {
+        continue;
+      }
+      String value = switch (r.nextInt(6)) {
+        case 0 -> "";
+        case 1 -> "v".repeat(100 + r.nextInt(20_000)); // lengths of two and three varint bytes
+        case 2 -> "\u00fcber-" + r.nextInt(9);
+        default -> "value-" + r.nextInt(1000);
+      };
+      pairs.add(name);
+      pairs.add(value);
+    }
+    return Labels.of(pairs.toArray(String[]::new));
+  }
+
+  @Test
+  void roundTripsThroughTheCanonicalEncoding() {
+    Random r = new Random(11);
+    int[] recent = new int[16];
+    for (int i = 0; i < 3_000; i++) {
+      Labels l = random(r);
+      byte[] canonical = l.encoded().wireEncoding();
+      byte[] compact = CompactLabels.fromCanonical(canonical, i % 2 == 0 ? recent : null);
+      assertThat(CompactLabels.toCanonical(compact)).isEqualTo(canonical);
+      Labels decoded = CompactLabels.decode(compact, l.hashCode());
+      assertThat(decoded).isEqualTo(l);
+      assertThat(decoded.pairsUnsafe()).containsExactly(l.pairsUnsafe());
+      assertThat(CompactLabels.count(compact)).isEqualTo(l.size());
+      for (int k = 0; k < l.size(); k++) {
+        assertThat(CompactLabels.value(compact, l.name(k).getBytes(StandardCharsets.UTF_8))).isEqualTo(l.value(k));
+      }
+      assertThat(CompactLabels.value(compact, "absent-name".getBytes(StandardCharsets.UTF_8))).isNull();
+      assertThat(CompactLabels.equalsCanonical(compact, canonical, 0, canonical.length)).isTrue();
+      assertThat(l.matches(compact)).isTrue();
+      // Inside a larger array, as a pushed request's labels are.
+      byte[] framed = new byte[canonical.length + 7];
+      System.arraycopy(canonical, 0, framed, 3, canonical.length);
+      assertThat(CompactLabels.equalsCanonical(compact, framed, 3, 3 + canonical.length)).isTrue();
+    }
+  }
+
+  @Test
+  void isSmallerThanTheCanonicalEncoding() {
+    Labels l = Labels.of("__name__", "http_requests_total", "cluster", "prod-eu-1", "container", "app-3",
+        "instance", "10.0.3.7:9100", "job", "kubernetes-pods-3", "namespace", "team-7", "pod", "app-3-x8a7c",
+        "series_id", "12345", "method", "GET", "status_code", "200");
+    byte[] canonical = l.encoded().wireEncoding();
+    byte[] compact = CompactLabels.fromCanonical(canonical, null);
+    // 10 labels: 6 framing bytes and the name each in the canonical form; here the name's number
+    // (one byte, or two past the dictionary's 127th name), the value's length and the value.
+    int values = 0;
+    for (int k = 0; k < l.size(); k++) {
+      values += l.value(k).length();
+    }
+    assertThat(canonical).hasSize(values + String.join("", l.names()).length() + 6 * l.size());
+    assertThat(compact.length).isBetween(values + 2 * l.size(), values + 3 * l.size());
+  }
+
+  /** Other labels, a prefix, an extra label, one changed byte: never equal; damaged bytes never throw. */
+  @Test
+  void otherLabelsAndDamagedBytesAreNotEqual() {
+    Random r = new Random(12);
+    for (int i = 0; i < 3_000; i++) {
+      Labels l = random(r);
+      byte[] canonical = l.encoded().wireEncoding();
+      byte[] compact = CompactLabels.fromCanonical(canonical, null);
+      Labels other = random(r);
+      byte[] otherCanonical = other.encoded().wireEncoding();
+      assertThat(CompactLabels.equalsCanonical(compact, otherCanonical, 0, otherCanonical.length))
+          .isEqualTo(other.equals(l));
+      if (canonical.length > 0) {
+        assertThat(CompactLabels.equalsCanonical(compact, canonical, 0, canonical.length - 1)).isFalse();
+        byte[] damaged = canonical.clone();
+        int at = r.nextInt(damaged.length);
+        damaged[at] ^= (byte) (1 + r.nextInt(255));
+        // Either not equal, or (a flipped length or tag that still reads as these labels) equal
+        // only if the damaged bytes decode to the same labels; never an exception.
+        boolean eq = CompactLabels.equalsCanonical(compact, damaged, 0, damaged.length);
+        if (eq) {
+          assertThat(CompactLabels.toCanonical(compact)).isEqualTo(canonical);
+        }
+        byte[] garbage = new byte[r.nextInt(64)];
+        r.nextBytes(garbage);
+        CompactLabels.equalsCanonical(compact, garbage, 0, garbage.length);
+      }
+      Labels longer = Labels.of(append(l.pairsUnsafe(), "zzz_extra", "1"));
+      byte[] longerCanonical = longer.encoded().wireEncoding();
+      assertThat(CompactLabels.equalsCanonical(compact, longerCanonical, 0, longerCanonical.length)).isFalse();
+    }
+  }
+
+  private static String[] append(String[] pairs, String name, String value) {
+    String[] out = Arrays.copyOf(pairs, pairs.length + 2);
+    out[pairs.length] = name;
+    out[pairs.length + 1] = value;
+    return out;
+  }
+
+  /** Protobuf allows the value before the name: equal labels, but not the canonical bytes. */
+  @Test
+  void aNonCanonicalOrderIsNotEqual() {
+    Labels l = Labels.of("job", "api");
+    byte[] compact = CompactLabels.fromCanonical(l.encoded().wireEncoding(), null);
+    byte[] swapped = {0x0a, 10, 0x12, 3, 'a', 'p', 'i', 0x0a, 3, 'j', 'o', 'b'};
+    assertThat(CompactLabels.equalsCanonical(compact, swapped, 0, swapped.length)).isFalse();
+  }
+
+  @Test
+  void namesPastTheDictionarysLengthAreStoredInFull() {
+    String longName = "x".repeat(LabelNames.MAX_NAME_BYTES + 1);
+    Labels l = Labels.of(longName, "v", "job", "a");
+    byte[] compact = CompactLabels.fromCanonical(l.encoded().wireEncoding(), null);
+    assertThat(LabelNames.contains(longName)).isFalse();
+    assertThat(LabelNames.contains("job")).isTrue();
+    assertThat(new String(compact, StandardCharsets.ISO_8859_1)).contains(longName);
+    assertThat(CompactLabels.decode(compact, l.hashCode())).isEqualTo(l);
+    CompactLabels.Cursor c = new CompactLabels.Cursor(compact);
+    assertThat(c.next()).isTrue();
+    assertThat(c.nameId).isNotNegative(); // "job" sorts first
+    assertThat(c.next()).isTrue();
+    assertThat(c.nameId).isEqualTo(-1);
+    assertThat(c.name()).isEqualTo(longName);
+  }
+
+  /** Threads adding the same new names at once get one number per name, and names keep theirs. */
+  @Test
+  void concurrentAdditionsAgreeOnNumbers() throws Exception {
+    int threads = 4;
+    String prefix = "concurrent_" + System.nanoTime() + "_";
+    ConcurrentHashMap<String, Integer> seen = new ConcurrentHashMap<>();
+    List<String> failures = java.util.Collections.synchronizedList(new ArrayList<>());
+    CountDownLatch start = new CountDownLatch(1);
+    Thread[] ts = new Thread[threads];
+    for (int t = 0; t < threads; t++) {
+      int seed = t;
+      ts[t] = new Thread(() -> {
+        try {
+          start.await();
+        } catch (InterruptedException e) {
+          return;
+        }
+        Random r = new Random(seed);
+        for (int i = 0; i < 2_000; i++) {
+          String name = prefix + r.nextInt(200);
+          byte[] b = name.getBytes(StandardCharsets.UTF_8);
+          int id = LabelNames.id(b, 0, b.length);
+          Integer before = seen.putIfAbsent(name, id);
+          if (id < 0 || before != null && before != id || !LabelNames.string(id).equals(name)) {
+            failures.add(name + " -> " + id + " (before " + before + ")");
+          }
+        }
+      });
+      ts[t].start();
+    }
+    start.countDown();
+    for (Thread t : ts) {
+      t.join();
+    }
+    assertThat(failures).isEmpty();
+    assertThat(seen.values()).doesNotHaveDuplicates();
+  }
+}
