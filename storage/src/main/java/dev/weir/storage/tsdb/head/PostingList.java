@@ -13,9 +13,10 @@ import java.util.Arrays;
  * index's write lock; readers call {@link #snapshot()} without a lock. An entry's bytes are
  * written before the volatile size is published, and a grown array holds every byte of the old
  * one, so a reader that sees size {@code n} also sees the first {@code n} entries. A difference is
- * never 0 (refs increase), so no entry starts with a 0 byte: a reader racing with {@link #retain}
- * may read the new, shorter content with the older size, and stops at its zero padding or at the
- * array's end (the {@code int[]} list this replaced had the same race).
+ * never 0 (refs increase), so no entry starts or ends with a 0 byte: a reader racing with
+ * {@link #retain} may read the new, shorter content with the older size, and stops at its zero
+ * padding or at the array's end ({@link #decode}; the {@code int[]} list this replaced had the
+ * same race, without the half-written entry a varint can be).
  */
 final class PostingList {
   private static final int MIN_BYTES = 4;
@@ -73,20 +74,38 @@ final class PostingList {
   /** The refs published so far, in increasing order (a copy the caller may keep). */
   int[] snapshot() {
     int n = size;
-    byte[] a = bytes;
+    return decode(bytes, n);
+  }
+
+  /**
+   * At most {@code n} refs from the varints of {@code a}. A 0 byte ends the list wherever it is: an
+   * entry never starts with one (a difference is at least 1) and never ends with one (a varint's
+   * last byte is 0 only for the value 0), so it is the padding of an array {@link #retain} made
+   * shorter while the caller still held the older size. An entry the writer is appending there
+   * meanwhile may be half written (its first byte, not yet its last): the 0 after it, or the
+   * array's end, drops it instead of reading it as a smaller ref that was never added.
+   */
+  static int[] decode(byte[] a, int n) {
     int[] out = new int[n];
     int ref = 0;
     int p = 0;
     int i = 0;
+    entries:
     while (i < n && p < a.length) {
       int b = a[p++];
-      if (b == 0) {
-        break; // the zero padding of a list retain() shortened while we read: see the class doc
-      }
       int delta = b & 0x7f;
-      for (int shift = 7; b < 0 && p < a.length; shift += 7) {
+      for (int shift = 7; b < 0; shift += 7) {
+        if (p == a.length) {
+          break entries;
+        }
         b = a[p++];
+        if (b == 0) {
+          break entries;
+        }
         delta |= (b & 0x7f) << shift;
+      }
+      if (delta == 0) {
+        break;
       }
       ref += delta;
       out[i++] = ref;

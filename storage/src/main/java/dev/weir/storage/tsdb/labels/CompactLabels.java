@@ -289,9 +289,12 @@ public final class CompactLabels {
         return -1;
       }
       byte x = b[i++];
+      if (shift == 28 && (x & 0x78) != 0) {
+        return -1; // bits past the 31st: a length no label has (and not to be read as a smaller one)
+      }
       v |= (x & 0x7f) << shift;
       if (x >= 0) {
-        return v < 0 ? -1 : (long) i << 32 | v;
+        return (long) i << 32 | v;
       }
     }
     return -1;

@@ -34,6 +34,13 @@ public final class LabelNames {
   private static final int[] slots = new int[2 * (MAX_NAMES + 1)];
   private static final Object lock = new Object();
   private static int count;
+  /** Set once {@link #count} reached {@link #MAX_NAMES}: new names then skip the lock. */
+  private static volatile boolean full;
+  /**
+   * The hash's starting value, random per process: the names are a tenant's input, and one table
+   * serves every tenant, so their places in it must not be something a tenant can line up.
+   */
+  private static final long SEED = new java.security.SecureRandom().nextLong() | 1;
 
   private LabelNames() {}
 
@@ -50,12 +57,16 @@ public final class LabelNames {
     if (found >= 0) {
       return found;
     }
+    if (full) {
+      return -1;
+    }
     synchronized (lock) {
       found = find(b, off, len, h);
       if (found >= 0 || count == MAX_NAMES) {
         return found;
       }
       int id = count++;
+      full = count == MAX_NAMES;
       byte[] name = Arrays.copyOfRange(b, off, off + len);
       BYTES.setRelease(bytes, id, name);
       STRINGS.setRelease(strings, id, new String(name, StandardCharsets.UTF_8));
@@ -101,12 +112,20 @@ public final class LabelNames {
     }
   }
 
+  /**
+   * FNV-1a over the bytes from a per-process random start, then a 64-bit finalizer: not the
+   * String hash, whose collisions anyone can list ("Aa" and "BB"), which would let one tenant pile
+   * names into one long probe run that every tenant's new names then walk.
+   */
   private static int hash(byte[] b, int off, int len) {
-    int h = len;
+    long h = SEED;
     for (int i = off; i < off + len; i++) {
-      h = 31 * h + b[i];
+      h = (h ^ (b[i] & 0xff)) * 0x100000001b3L;
     }
-    return (h ^ (h >>> 15)) * 0x9E3779B1 >>> 8;
+    h ^= h >>> 33;
+    h *= 0xff51afd7ed558ccdL;
+    h ^= h >>> 33;
+    return (int) h;
   }
 
   /** For tests: whether {@code name} is in the dictionary, without adding it. */

@@ -38,6 +38,21 @@ class PostingListTest {
     }
   }
 
+  /**
+   * What a reader holding an older size can find after a retain() made the list shorter and an
+   * add() is writing into the padding: a half-written entry (a first byte with its continuation
+   * bit, then the padding's 0 or the array's end) is dropped, never read as a smaller ref.
+   */
+  @Test
+  void aHalfWrittenEntryInThePaddingIsNotRead() {
+    byte c8 = (byte) 0xC8; // 200 is C8 01: the first byte alone would read as 72
+    assertThat(PostingList.decode(new byte[] {1, c8, 0, 0}, 4)).containsExactly(1);
+    assertThat(PostingList.decode(new byte[] {1, c8}, 3)).containsExactly(1);
+    assertThat(PostingList.decode(new byte[] {1, c8, 1, 0}, 3)).containsExactly(1, 201);
+    assertThat(PostingList.decode(new byte[] {1, 2, 0, 0}, 4)).containsExactly(1, 3);
+    assertThat(PostingList.decode(new byte[] {1, 2, 3}, 2)).containsExactly(1, 3);
+  }
+
   @Test
   void anEntryCostsOneByteWhenRefsAreCloseTogether() {
     PostingList l = new PostingList();

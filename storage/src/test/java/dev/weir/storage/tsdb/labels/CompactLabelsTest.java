@@ -133,6 +133,42 @@ class CompactLabelsTest {
     assertThat(CompactLabels.equalsCanonical(compact, swapped, 0, swapped.length)).isFalse();
   }
 
+  /** A length varint with bits past the 31st is not read as the small length its low bits spell. */
+  @Test
+  void aLengthWithBitsPastThe31stIsNotEqual() {
+    byte[] compact = CompactLabels.fromCanonical(Labels.of("a", "x").encoded().wireEncoding(), null);
+    byte[] canonical = {0x0a, 6, 0x0a, 1, 'a', 0x12, 1, 'x'};
+    assertThat(CompactLabels.equalsCanonical(compact, canonical, 0, canonical.length)).isTrue();
+    byte[] longLength = {0x0a, (byte) 0x86, (byte) 0x80, (byte) 0x80, (byte) 0x80, 0x10, 0x0a, 1, 'a', 0x12, 1, 'x'};
+    assertThat(CompactLabels.equalsCanonical(compact, longLength, 0, longLength.length)).isFalse();
+    byte[] longName = {0x0a, 6, 0x0a, (byte) 0x81, (byte) 0x80, (byte) 0x80, (byte) 0x80, 0x70, 'a', 0x12, 1, 'x'};
+    assertThat(CompactLabels.equalsCanonical(compact, longName, 0, longName.length)).isFalse();
+  }
+
+  /** Names whose String hashes are all equal ("Aa" and "BB" spell the same hash) each get their own number. */
+  @Test
+  void namesWithEqualStringHashesAreDistinct() {
+    List<String> names = new ArrayList<>();
+    for (int bits = 0; bits < 256; bits++) {
+      StringBuilder sb = new StringBuilder("h");
+      for (int k = 0; k < 8; k++) {
+        sb.append((bits >> k & 1) == 0 ? "Aa" : "BB");
+      }
+      names.add(sb.toString());
+    }
+    assertThat(names.stream().mapToInt(String::hashCode).distinct().count()).isEqualTo(1);
+    Set<Integer> ids = new java.util.HashSet<>();
+    for (String n : names) {
+      byte[] b = n.getBytes(StandardCharsets.UTF_8);
+      int id = LabelNames.id(b, 0, b.length);
+      assertThat(id).isNotNegative();
+      assertThat(LabelNames.id(b, 0, b.length)).isEqualTo(id);
+      assertThat(LabelNames.string(id)).isEqualTo(n);
+      ids.add(id);
+    }
+    assertThat(ids).hasSize(names.size());
+  }
+
   @Test
   void namesPastTheDictionarysLengthAreStoredInFull() {
     String longName = "x".repeat(LabelNames.MAX_NAME_BYTES + 1);
