@@ -144,9 +144,9 @@ public final class HeadExemplars {
       byte[][] l = new byte[unlogged.size()][];
       for (int i = 0; i < r.length; i++) {
         r[i] = unlogged.get(i).ref();
-        l[i] = unlogged.get(i).canonicalLabels();
+        l[i] = unlogged.get(i).labelBytes();
       }
-      WalRecords.seriesEncoded(sink, r, l, r.length, head.walRecordBytes());
+      WalRecords.seriesCompact(sink, r, l, r.length, head.walRecordBytes());
     }
     int n = s.size();
     int[] refs = new int[n];

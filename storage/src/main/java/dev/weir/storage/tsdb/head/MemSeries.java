@@ -153,11 +153,6 @@ public final class MemSeries extends XorChunkBase {
     return labelBytes;
   }
 
-  /** The labels' canonical encoding ({@link Labels#withWireEncoding}), made anew: for the WAL. */
-  byte[] canonicalLabels() {
-    return CompactLabels.toCanonical(labelBytes);
-  }
-
   int labelsHash() {
     return labelsHash;
   }

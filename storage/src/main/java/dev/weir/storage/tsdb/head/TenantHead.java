@@ -509,9 +509,9 @@ public final class TenantHead {
       byte[][] l = new byte[newSeries.size()][];
       for (int i = 0; i < r.length; i++) {
         r[i] = newSeries.get(i).ref();
-        l[i] = newSeries.get(i).canonicalLabels();
+        l[i] = newSeries.get(i).labelBytes();
       }
-      WalRecords.seriesEncoded(walBuffer, r, l, r.length, walRecordBytes);
+      WalRecords.seriesCompact(walBuffer, r, l, r.length, walRecordBytes);
     }
     LogArrays arrays = count <= LOG_ARRAYS_KEPT ? LOG_ARRAYS.get() : new LogArrays();
     arrays.ensure(count);

@@ -33,22 +33,18 @@ public final class CompactLabels {
    */
   public static byte[] fromCanonical(byte[] canonical, int @Nullable [] recent) {
     Labels.WireCursor c = new Labels.WireCursor(canonical);
-    int[] ids = new int[16];
-    int n = 0;
     int size = 0;
-    while (c.next()) {
-      int id = nameId(canonical, c.nameOff, c.nameLen, recent, n);
-      if (n == ids.length) {
-        ids = Arrays.copyOf(ids, n * 2);
-      }
-      ids[n++] = id;
+    for (int k = 0; c.next(); k++) {
+      int id = nameId(canonical, c.nameOff, c.nameLen, recent, k);
       size += (id >= 0 ? varintSize(id + 1) : 1 + varintSize(c.nameLen) + c.nameLen) + varintSize(c.valueLen) + c.valueLen;
     }
     byte[] out = new byte[size];
     c = new Labels.WireCursor(canonical);
     int p = 0;
     for (int k = 0; c.next(); k++) {
-      int id = ids[k];
+      // The first pass left each position's number in recent (no array of them per series); past
+      // its end, or without it, the dictionary answers again (a name once in it stays).
+      int id = recent != null && k < recent.length ? recent[k] - 1 : LabelNames.id(canonical, c.nameOff, c.nameLen);
       if (id >= 0) {
         p = varint(out, p, id + 1);
       } else {

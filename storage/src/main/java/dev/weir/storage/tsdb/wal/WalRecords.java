@@ -1,5 +1,6 @@
 package dev.weir.storage.tsdb.wal;
 
+import dev.weir.storage.tsdb.labels.CompactLabels;
 import dev.weir.storage.tsdb.labels.Labels;
 import dev.weir.storage.util.AsciiHash;
 import dev.weir.storage.util.ByteSink;
@@ -199,6 +200,23 @@ public final class WalRecords {
       Labels.WireCursor c = new Labels.WireCursor(w);
       while (c.next()) {
         body.putUvarint(c.nameLen).put(w, c.nameOff, c.nameLen);
+        body.putUvarint(c.valueLen).put(w, c.valueOff, c.valueLen);
+      }
+    });
+  }
+
+  /**
+   * {@link #series(ByteSink, int[], Labels[], int, int)} for head series, whose labels are given in
+   * their compact form ({@link CompactLabels}): the same records, copied from the bytes (names from
+   * the name dictionary) without decoding a String or making the canonical encoding.
+   */
+  public static void seriesCompact(ByteSink sink, int[] refs, byte[][] compact, int n, int maxPayload) {
+    seriesRecords(sink, refs, n, maxPayload, (i, body) -> {
+      byte[] w = compact[i];
+      body.putUvarint(CompactLabels.count(w));
+      CompactLabels.Cursor c = new CompactLabels.Cursor(w);
+      while (c.next()) {
+        body.putUvarint(c.nameLength()).put(c.nameArray(), c.nameOffset(), c.nameLength());
         body.putUvarint(c.valueLen).put(w, c.valueOff, c.valueLen);
       }
     });

@@ -2,6 +2,7 @@ package dev.weir.storage.tsdb.wal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.weir.storage.tsdb.labels.CompactLabels;
 import dev.weir.storage.tsdb.labels.Labels;
 import dev.weir.storage.util.ByteSink;
 import java.nio.ByteBuffer;
@@ -50,6 +51,15 @@ class SeriesRecordsEncodedTest {
       }
       ByteSink sink = new ByteSink(256);
       WalRecords.series(sink, refs, labels, count, 1 << 20);
+      // What a head writes for its new series, from their compact labels: the same bytes.
+      byte[][] compact = new byte[count][];
+      for (int k = 0; k < count; k++) {
+        compact[k] = CompactLabels.fromCanonical(labels[k].encoded().wireEncoding(), null);
+      }
+      ByteSink fromCompact = new ByteSink(256);
+      WalRecords.seriesCompact(fromCompact, refs, compact, count, 1 << 20);
+      assertThat(java.util.Arrays.copyOf(fromCompact.array(), fromCompact.length()))
+          .isEqualTo(java.util.Arrays.copyOf(sink.array(), sink.length()));
       ByteBuffer payload = ByteBuffer.wrap(sink.array(), WalRecords.HEADER_BYTES, sink.length() - WalRecords.HEADER_BYTES);
       List<Labels> got = new ArrayList<>();
       List<Integer> gotRefs = new ArrayList<>();
