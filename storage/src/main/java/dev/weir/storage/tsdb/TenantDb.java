@@ -130,8 +130,8 @@ public final class TenantDb {
       }
 
       @Override
-      public void seriesEncoded(int ref, byte[] canonical, int hash) {
-        head.replaySeries(ref, canonical, hash);
+      public void seriesEncoded(int ref, byte[] compact, int hash) {
+        head.replaySeries(ref, compact, hash);
       }
 
       @Override
@@ -170,7 +170,7 @@ public final class TenantDb {
     WalReader.Result r;
     if (concurrent) {
       // Records are read and decoded on this thread (series records straight into the labels'
-      // canonical bytes the head keeps, or labels it encodes when a string is not ASCII) while
+      // compact bytes the head keeps, or labels it encodes when a string is not ASCII) while
       // another one applies them to the head.
       try (PipelinedVisitor pipelined = new PipelinedVisitor(intoHead, "wal-replay-" + tenant,
           Labels::withWireEncoding)) {

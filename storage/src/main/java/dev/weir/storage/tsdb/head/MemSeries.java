@@ -134,6 +134,11 @@ public final class MemSeries extends XorChunkBase {
     return new MemSeries(CompactLabels.fromCanonical(canonical, recent), hash, ref);
   }
 
+  /** A series of labels already in {@link CompactLabels}' form (made in this process). */
+  static MemSeries ofCompact(byte[] compact, int hash, int ref) {
+    return new MemSeries(compact, hash, ref);
+  }
+
   private MemSeries(byte[] compact, int hash, int ref) {
     this.labelBytes = compact;
     this.labelsHash = hash;

@@ -592,18 +592,22 @@ public final class TenantHead {
   }
 
   /**
-   * A series record from the WAL read as its labels' canonical encoding and hash (no String: the
-   * postings decode the labels when they index the series). As {@link #replaySeries(int, Labels)}.
+   * A series record from the WAL read as its labels' compact form ({@link
+   * dev.weir.storage.tsdb.labels.CompactLabels}, made by this process' reader) and hash (no
+   * String: the postings decode the labels when they index the series). As
+   * {@link #replaySeries(int, Labels)}; the form is what the new series keeps, and equal labels
+   * have equal forms in one process (a name's number never changes), so the lookup compares
+   * arrays.
    */
-  public void replaySeries(int ref, byte[] canonical, int hash) {
+  public void replaySeries(int ref, byte[] compact, int hash) {
     synchronized (createLock) {
-      MemSeries existing = series.get(SeriesKey.ofEncoded(canonical, hash));
+      MemSeries existing = series.get(SeriesKey.ofCompact(compact, hash));
       if (existing != null) {
         if (existing.ref() != ref) {
           aliases.put(ref, existing);
         }
       } else if (refs.get(ref) == null) {
-        createLocked(MemSeries.ofCanonical(canonical, hash, ref, recentNames), null).logged = true;
+        createLocked(MemSeries.ofCompact(compact, hash, ref), null).logged = true;
       }
       nextRef = Math.max(nextRef, ref + 1);
     }

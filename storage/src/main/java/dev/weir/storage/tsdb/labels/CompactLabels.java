@@ -56,6 +56,14 @@ public final class CompactLabels {
     return out;
   }
 
+  /**
+   * The number of the name {@code b[off, off + len)} in {@link LabelNames}, or -1 when it is stored
+   * in full; {@code recent} as {@link #fromCanonical}'s, updated at {@code position}.
+   */
+  public static int nameNumber(byte[] b, int off, int len, int @Nullable [] recent, int position) {
+    return nameId(b, off, len, recent, position);
+  }
+
   private static int nameId(byte[] b, int off, int len, int @Nullable [] recent, int position) {
     if (recent != null && position < recent.length) {
       int guess = recent[position] - 1;

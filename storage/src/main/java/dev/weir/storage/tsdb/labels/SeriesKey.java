@@ -18,6 +18,29 @@ public interface SeriesKey {
    */
   boolean matches(byte[] compact);
 
+  /**
+   * The key of labels known only by their compact form ({@link CompactLabels}, made in this
+   * process: equal labels have equal forms) and their {@link Labels#hashCode()}.
+   */
+  static SeriesKey ofCompact(byte[] compact, int hash) {
+    return new SeriesKey() {
+      @Override
+      public int hashCode() {
+        return hash;
+      }
+
+      @Override
+      public boolean equals(@org.jspecify.annotations.Nullable Object o) {
+        return this == o;
+      }
+
+      @Override
+      public boolean matches(byte[] other) {
+        return java.util.Arrays.equals(compact, other);
+      }
+    };
+  }
+
   /** The key of labels known only by their canonical encoding and their {@link Labels#hashCode()}. */
   static SeriesKey ofEncoded(byte[] canonical, int hash) {
     return new SeriesKey() {

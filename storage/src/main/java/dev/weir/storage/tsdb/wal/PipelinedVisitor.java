@@ -167,8 +167,8 @@ public final class PipelinedVisitor implements WalRecords.Visitor, AutoCloseable
   }
 
   @Override
-  public void seriesEncoded(int ref, byte[] canonical, int hash) {
-    add(SERIES_ENCODED, ref, hash, 0, canonical);
+  public void seriesEncoded(int ref, byte[] compact, int hash) {
+    add(SERIES_ENCODED, ref, hash, 0, compact);
   }
 
   @Override

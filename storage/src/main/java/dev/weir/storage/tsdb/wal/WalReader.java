@@ -255,8 +255,8 @@ public final class WalReader {
       }
 
       @Override
-      public void seriesEncoded(int ref, byte[] canonical, int hash) {
-        visitor.seriesEncoded(ref, canonical, hash);
+      public void seriesEncoded(int ref, byte[] compact, int hash) {
+        visitor.seriesEncoded(ref, compact, hash);
       }
 
       @Override

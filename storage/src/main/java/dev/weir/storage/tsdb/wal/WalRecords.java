@@ -1,6 +1,7 @@
 package dev.weir.storage.tsdb.wal;
 
 import dev.weir.storage.tsdb.labels.CompactLabels;
+import dev.weir.storage.tsdb.labels.LabelNames;
 import dev.weir.storage.tsdb.labels.Labels;
 import dev.weir.storage.util.AsciiHash;
 import dev.weir.storage.util.ByteSink;
@@ -71,7 +72,7 @@ public final class WalRecords {
     void series(int ref, Labels labels);
 
     /**
-     * Whether this visitor takes series records as their labels' canonical encoding
+     * Whether this visitor takes series records as their labels' compact form
      * ({@link #seriesEncoded}) where the reader can make it without Strings (every label ASCII).
      */
     default boolean acceptsEncodedSeries() {
@@ -79,12 +80,12 @@ public final class WalRecords {
     }
 
     /**
-     * A series record whose labels are given as their canonical encoding
-     * ({@link Labels#withWireEncoding}) and {@link Labels#hashCode()}; only called when
+     * A series record whose labels are given in their compact form ({@link CompactLabels}: what a
+     * head series keeps, made in this process) and {@link Labels#hashCode()}; only called when
      * {@link #acceptsEncodedSeries()}.
      */
-    default void seriesEncoded(int ref, byte[] canonical, int hash) {
-      series(ref, Labels.fromWireEncoding(canonical, hash));
+    default void seriesEncoded(int ref, byte[] compact, int hash) {
+      series(ref, CompactLabels.decode(compact, hash));
     }
 
     void sample(int ref, long t, double v);
@@ -314,12 +315,13 @@ public final class WalRecords {
       case TYPE_SERIES -> {
         boolean encoded = v.acceptsEncodedSeries();
         int[] scratch = encoded ? new int[64] : null;
+        int[] recent = encoded ? new int[16] : null; // name numbers by label position, for the next series
         while (in.remaining() > 0) {
           int ref = ref(in.be64());
-          byte[] canonical = scratch == null ? null : encodedLabels(in, 10_000, scratch);
-          if (canonical != null) {
+          byte[] compact = scratch == null ? null : encodedLabels(in, 10_000, scratch, recent);
+          if (compact != null) {
             try {
-              v.seriesEncoded(ref, canonical, scratch[0]);
+              v.seriesEncoded(ref, compact, scratch[0]);
             } catch (RuntimeException e) {
               throw new VisitorException(e);
             }
@@ -366,14 +368,15 @@ public final class WalRecords {
   }
 
   /**
-   * Reads a series record's labels (count, then uvarint-prefixed strings) straight into their
-   * canonical encoding ({@link Labels#withWireEncoding}), without a String: a replay's reading
-   * thread then only copies bytes. Returns the encoding with the labels' {@link Labels#hashCode()}
-   * in {@code scratch[0]} ({@code scratch} is a work array the caller reuses), or null with the
-   * position unchanged when a string is not ASCII (its String hash needs the decoded characters:
-   * the caller reads {@link Labels} then).
+   * Reads a series record's labels (count, then uvarint-prefixed strings) straight into the
+   * compact form a head series keeps ({@link CompactLabels}), without a String: a replay's reading
+   * thread then only copies bytes and looks names up in the name dictionary ({@code recent}: as
+   * {@link CompactLabels#fromCanonical}'s, this thread's). Returns the form with the labels'
+   * {@link Labels#hashCode()} in {@code scratch[0]} ({@code scratch} is a work array the caller
+   * reuses), or null with the position unchanged when a string is not ASCII (its String hash needs
+   * the decoded characters: the caller reads {@link Labels} then).
    */
-  static byte @Nullable [] encodedLabels(ByteSource in, int maxLabels, int[] scratch) {
+  static byte @Nullable [] encodedLabels(ByteSource in, int maxLabels, int[] scratch, int[] recent) {
     ByteBuffer buf = in.buffer();
     int start = buf.position();
     int numLabels = (int) in.uvarint();
@@ -382,7 +385,6 @@ public final class WalRecords {
     }
     int strings = 2 * numLabels;
     int[] pos = scratch.length >= 2 * strings + 1 ? scratch : new int[2 * strings + 1];
-    int total = 0;
     for (int j = 0; j < strings; j++) {
       long n = in.uvarint();
       if (n > buf.remaining()) {
@@ -391,45 +393,68 @@ public final class WalRecords {
       pos[1 + 2 * j] = buf.position();
       pos[2 + 2 * j] = (int) n;
       buf.position(buf.position() + (int) n);
-      if ((j & 1) == 1) {
-        int inner = Labels.wireFieldSize(pos[2 * j]) + Labels.wireFieldSize((int) n);
-        total += 1 + Labels.varintSize(inner) + inner;
-      }
     }
-    byte[] out = new byte[total];
-    int p = 0;
+    // The hash and the ASCII check first (a label past ASCII is read as Labels), then the names'
+    // numbers and the size, then the bytes.
+    byte[] array = buf.hasArray() ? buf.array() : null;
+    int base = buf.hasArray() ? buf.arrayOffset() : 0;
+    byte[] name = array != null ? null : new byte[LabelNames.MAX_NAME_BYTES];
     int hash = 1;
+    int total = 0;
     for (int k = 0; k < numLabels; k++) {
       int nameOff = pos[1 + 4 * k];
       int nameLen = pos[2 + 4 * k];
-      int valueOff = pos[3 + 4 * k];
       int valueLen = pos[4 + 4 * k];
-      out[p++] = 0x0a;
-      p = Labels.varint(out, p, Labels.wireFieldSize(nameLen) + Labels.wireFieldSize(valueLen));
-      int nameAt = p + (nameLen == 0 ? 0 : 1 + Labels.varintSize(nameLen));
-      p = putField(out, p, 0x0a, buf, nameOff, nameLen);
-      int valueAt = p + (valueLen == 0 ? 0 : 1 + Labels.varintSize(valueLen));
-      p = putField(out, p, 0x12, buf, valueOff, valueLen);
-      long hn = AsciiHash.of(out, nameAt, nameLen);
-      long hv = AsciiHash.of(out, valueAt, valueLen);
+      long hn = asciiHash(buf, array, base, nameOff, nameLen);
+      long hv = asciiHash(buf, array, base, pos[3 + 4 * k], valueLen);
       if (hn < 0 || hv < 0) {
         buf.position(start);
         return null;
       }
       hash = 31 * (31 * hash + (int) hn) + (int) hv;
+      int id;
+      if (array != null) {
+        id = CompactLabels.nameNumber(array, base + nameOff, nameLen, recent, k);
+      } else if (nameLen <= name.length) {
+        buf.get(nameOff, name, 0, nameLen);
+        id = CompactLabels.nameNumber(name, 0, nameLen, recent, k);
+      } else {
+        id = -1;
+      }
+      pos[1 + 4 * k] = id < 0 ? nameOff : -1 - id; // the name's number, or its offset when in full
+      total += (id >= 0 ? Labels.varintSize(id + 1) : 1 + Labels.varintSize(nameLen) + nameLen)
+          + Labels.varintSize(valueLen) + valueLen;
+    }
+    byte[] out = new byte[total];
+    int p = 0;
+    for (int k = 0; k < numLabels; k++) {
+      int named = pos[1 + 4 * k];
+      int nameLen = pos[2 + 4 * k];
+      if (named < 0) {
+        p = Labels.varint(out, p, -named); // -1 - id: the number is id + 1
+      } else {
+        out[p++] = 0;
+        p = Labels.varint(out, p, nameLen);
+        buf.get(named, out, p, nameLen);
+        p += nameLen;
+      }
+      int valueLen = pos[4 + 4 * k];
+      p = Labels.varint(out, p, valueLen);
+      buf.get(pos[3 + 4 * k], out, p, valueLen);
+      p += valueLen;
     }
     scratch[0] = hash;
     return out;
   }
 
-  private static int putField(byte[] out, int p, int tag, ByteBuffer buf, int off, int len) {
-    if (len == 0) {
-      return p;
+  /** {@link AsciiHash#of} of {@code len} bytes at absolute position {@code off} of {@code buf}. */
+  private static long asciiHash(ByteBuffer buf, byte @Nullable [] array, int base, int off, int len) {
+    if (array != null) {
+      return AsciiHash.of(array, base + off, len);
     }
-    out[p++] = (byte) tag;
-    p = Labels.varint(out, p, len);
-    buf.get(off, out, p, len);
-    return p + len;
+    byte[] b = new byte[len];
+    buf.get(off, b, 0, len);
+    return AsciiHash.of(b, 0, len);
   }
 
   /** A label set: count (uvarint), then names and values (uvarint-prefixed strings), sorted. */
