@@ -86,13 +86,19 @@ public final class CompareRunner {
     return opts.containsKey(k) ? Integer.parseInt(opts.get(k)) : def;
   }
 
+  /** A switch: {@code k=true} (or {@code k=1}, or the key alone) turns it on, {@code k=false} off. */
+  boolean on(String k) {
+    String v = opts.get(k);
+    return v != null && !v.equalsIgnoreCase("false") && !v.equals("0");
+  }
+
   /** The launcher's JVM options, plus a JFR recording in {@code dir} with {@code jfr=true}. */
   List<String> jvm(Path dir) {
     List<String> o = new ArrayList<>(launcherJvm);
-    if (opts.containsKey("jfr")) {
+    if (on("jfr")) {
       o.add("-XX:StartFlightRecording=settings=profile,filename=" + dir.resolve("weir.jfr"));
     }
-    if (opts.containsKey("nmt")) {
+    if (on("nmt")) {
       o.add("-XX:NativeMemoryTracking=summary");
     }
     if (opts.containsKey("weirJvm")) {
@@ -260,7 +266,7 @@ public final class CompareRunner {
 
   /** Stops a Weir process; with {@code jfr} by SIGTERM first, since the recording is written at exit. */
   void stop(WeirProcess w) throws Exception {
-    if (opts.containsKey("jfr")) {
+    if (on("jfr")) {
       w.terminate(Duration.ofMinutes(1));
     }
     w.close();
@@ -435,7 +441,7 @@ public final class CompareRunner {
    * whole summary in {@code <work>/<name>.nmt.txt}.
    */
   void nativeMemory(String name, long pid) throws Exception {
-    if (!opts.containsKey("nmt") || !name.contains("weir")) {
+    if (!on("nmt") || !name.contains("weir")) {
       return;
     }
     Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(),
@@ -687,7 +693,7 @@ public final class CompareRunner {
     int connections = opt("connections", 4);
     out("");
     out("## End-to-end latency, Kafka mode (push to the distributor → visible in a query on the ingester)");
-    List<String> brokerJvm = opts.containsKey("jfr")
+    List<String> brokerJvm = on("jfr")
         ? List.of("-XX:StartFlightRecording=settings=profile,filename=" + work.resolve("kafka-e2e.jfr"))
         : List.of();
     try (KafkaBroker broker = KafkaBroker.start(work.resolve("kafka-e2e"), brokerJvm)) {
@@ -733,7 +739,7 @@ public final class CompareRunner {
             pct(pushLat, 0.5), pct(pushLat, 0.99)));
         double target = sustainable / 2;
         value("e2e.sustainable_samples_per_s", sustainable);
-        if (opts.containsKey("jfr")) {
+        if (on("jfr")) {
           // The broker is stopped without the JVM's exit hooks; its recording is dumped here.
           new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(),
               Long.toString(broker.pid()), "JFR.dump", "filename=" + work.resolve("kafka-e2e.jfr"))

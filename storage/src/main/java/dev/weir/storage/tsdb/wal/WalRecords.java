@@ -190,23 +190,6 @@ public final class WalRecords {
   }
 
   /**
-   * {@link #series(ByteSink, int[], Labels[], int, int)} for series whose labels are given in their
-   * canonical encoding ({@link Labels#withWireEncoding}): the same records, copied from the bytes
-   * without decoding a String.
-   */
-  public static void seriesEncoded(ByteSink sink, int[] refs, byte[][] canonical, int n, int maxPayload) {
-    seriesRecords(sink, refs, n, maxPayload, (i, body) -> {
-      byte[] w = canonical[i];
-      body.putUvarint(Labels.wireLabelCount(w));
-      Labels.WireCursor c = new Labels.WireCursor(w);
-      while (c.next()) {
-        body.putUvarint(c.nameLen).put(w, c.nameOff, c.nameLen);
-        body.putUvarint(c.valueLen).put(w, c.valueOff, c.valueLen);
-      }
-    });
-  }
-
-  /**
    * {@link #series(ByteSink, int[], Labels[], int, int)} for head series, whose labels are given in
    * their compact form ({@link CompactLabels}): the same records, copied from the bytes (names from
    * the name dictionary) without decoding a String or making the canonical encoding.

@@ -69,7 +69,7 @@ class LabelsWireEncodingTest {
 
   /** A commit logs new series from their bytes: the same records as from their labels. */
   @Test
-  void seriesRecordsFromCanonicalBytesEqualThoseFromLabels() {
+  void seriesRecordsFromCompactLabelsEqualThoseFromLabels() {
     Random rnd = new Random(11);
     for (int round = 0; round < 300; round++) {
       int count = 1 + rnd.nextInt(20);
@@ -84,13 +84,13 @@ class LabelsWireEncodingTest {
         }
         refs[k] = 1 + rnd.nextInt(1_000_000);
         labels[k] = Labels.ofSortedPairs(pairs.toArray(String[]::new));
-        canonical[k] = labels[k].encoded().wireEncoding();
+        canonical[k] = CompactLabels.fromCanonical(labels[k].encoded().wireEncoding(), null);
       }
       int maxPayload = 20 + rnd.nextInt(400); // small: the series spread over several records
       dev.weir.storage.util.ByteSink fromLabels = new dev.weir.storage.util.ByteSink(64);
       dev.weir.storage.util.ByteSink fromBytes = new dev.weir.storage.util.ByteSink(64);
       dev.weir.storage.tsdb.wal.WalRecords.series(fromLabels, refs, labels, count, maxPayload);
-      dev.weir.storage.tsdb.wal.WalRecords.seriesEncoded(fromBytes, refs, canonical, count, maxPayload);
+      dev.weir.storage.tsdb.wal.WalRecords.seriesCompact(fromBytes, refs, canonical, count, maxPayload);
       assertThat(java.util.Arrays.copyOf(fromBytes.array(), fromBytes.length()))
           .isEqualTo(java.util.Arrays.copyOf(fromLabels.array(), fromLabels.length()));
     }
