@@ -95,14 +95,41 @@ public final class LabelNames {
     }
   }
 
-  /** The UTF-8 bytes of name {@code id} (callers must not modify them). */
+  /**
+   * The UTF-8 bytes of name {@code id} (callers must not modify them). The number was read from a
+   * series made after the name was added, so the entry exists; a thread that reached that series
+   * without a happens-before edge from the addition (a lock-free lookup's plain read of the
+   * series table) may in the memory model's strict reading still see no entry for a moment, and
+   * waits for it (briefly: a number never handed out fails) instead of failing.
+   */
   public static byte[] bytes(int id) {
-    return (byte[]) BYTES.getAcquire(bytes, id);
+    byte[] b = (byte[]) BYTES.getAcquire(bytes, id);
+    for (int spins = 0; b == null; spins++) {
+      awaitEntry(id, spins);
+      b = (byte[]) BYTES.getAcquire(bytes, id);
+    }
+    return b;
   }
 
-  /** Name {@code id} as a String: the same instance every time. */
+  /** Name {@code id} as a String: the same instance every time (see {@link #bytes} on visibility). */
   public static String string(int id) {
-    return (String) STRINGS.getAcquire(strings, id);
+    String s = (String) STRINGS.getAcquire(strings, id);
+    for (int spins = 0; s == null; spins++) {
+      awaitEntry(id, spins);
+      s = (String) STRINGS.getAcquire(strings, id);
+    }
+    return s;
+  }
+
+  private static void awaitEntry(int id, int spins) {
+    if (spins == 1_000) {
+      synchronized (lock) { // the addition's lock: after it, the entry is visible or was never made
+        if (id >= count) {
+          throw new IllegalStateException("label name number " + id + " was never handed out");
+        }
+      }
+    }
+    Thread.onSpinWait();
   }
 
   /** Names in the dictionary now (for the memory a process reports). */

@@ -169,6 +169,15 @@ class CompactLabelsTest {
     assertThat(ids).hasSize(names.size());
   }
 
+  /** A number the dictionary never handed out fails instead of waiting for an entry forever. */
+  @Test
+  void aNumberNeverHandedOutFails() {
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> LabelNames.bytes(LabelNames.MAX_NAMES - 1))
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("never handed out");
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> LabelNames.string(LabelNames.MAX_NAMES - 1))
+        .isInstanceOf(IllegalStateException.class);
+  }
+
   @Test
   void namesPastTheDictionarysLengthAreStoredInFull() {
     String longName = "x".repeat(LabelNames.MAX_NAME_BYTES + 1);
