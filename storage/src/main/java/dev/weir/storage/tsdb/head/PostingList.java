@@ -1,5 +1,6 @@
 package dev.weir.storage.tsdb.head;
 
+import dev.weir.storage.tsdb.labels.Labels;
 import java.util.Arrays;
 
 /**
@@ -51,12 +52,12 @@ final class PostingList {
     int p = length;
     byte[] a = bytes;
     int delta = ref - last;
-    int end = p + varintSize(delta);
+    int end = p + Labels.varintSize(delta);
     if (end > a.length) {
       a = Arrays.copyOf(a, Math.max(end, a.length < 64 ? a.length * 2 : a.length + (a.length >> 1)));
       bytes = a;
     }
-    length = putVarint(a, p, delta);
+    length = Labels.varint(a, p, delta);
     last = ref;
     size = size + 1; // volatile: publishes the entry (and a grown array) to readers
     return bytes.length - before;
@@ -152,14 +153,14 @@ final class PostingList {
     int need = 0;
     int prev = 0;
     for (int i = 0; i < n; i++) {
-      need += varintSize(refs[i] - prev);
+      need += Labels.varintSize(refs[i] - prev);
       prev = refs[i];
     }
     byte[] out = new byte[Math.max(MIN_BYTES, need + 5)];
     int p = 0;
     prev = 0;
     for (int i = 0; i < n; i++) {
-      p = putVarint(out, p, refs[i] - prev);
+      p = Labels.varint(out, p, refs[i] - prev);
       prev = refs[i];
     }
     bytes = out;
@@ -167,23 +168,5 @@ final class PostingList {
     last = prev;
     size = n; // volatile: publishes the new array
     return bytes.length - before;
-  }
-
-  private static int putVarint(byte[] a, int p, int v) {
-    while ((v & ~0x7f) != 0) {
-      a[p++] = (byte) (v & 0x7f | 0x80);
-      v >>>= 7;
-    }
-    a[p++] = (byte) v;
-    return p;
-  }
-
-  private static int varintSize(int v) {
-    int n = 1;
-    while ((v & ~0x7f) != 0) {
-      v >>>= 7;
-      n++;
-    }
-    return n;
   }
 }

@@ -182,44 +182,20 @@ public final class CompactLabels {
       if (innerEnd > end || innerEnd < q) {
         return false;
       }
-      int nameOff = q;
-      int nameLen = 0;
-      if (q < innerEnd && canonical[q] == 0x0a) {
-        if (q + 1 < innerEnd && canonical[q + 1] >= 0) { // a name under 128 bytes: one length byte
-          nameLen = canonical[q + 1];
-          nameOff = q + 2;
-        } else {
-          long v = varintAt(canonical, q + 1, innerEnd);
-          if (v < 0) {
-            return false;
-          }
-          nameLen = (int) v;
-          nameOff = (int) (v >>> 32);
-        }
-        q = nameOff + nameLen;
-        if (q > innerEnd || q < nameOff) {
-          return false;
-        }
+      long nameField = fieldAt(canonical, q, innerEnd, 0x0a);
+      if (nameField < 0) {
+        return false;
       }
-      int valueOff = q;
-      int valueLen = 0;
-      if (q < innerEnd && canonical[q] == 0x12) {
-        if (q + 1 < innerEnd && canonical[q + 1] >= 0) {
-          valueLen = canonical[q + 1];
-          valueOff = q + 2;
-        } else {
-          long v = varintAt(canonical, q + 1, innerEnd);
-          if (v < 0) {
-            return false;
-          }
-          valueLen = (int) v;
-          valueOff = (int) (v >>> 32);
-        }
-        q = valueOff + valueLen;
-        if (q > innerEnd || q < valueOff) {
-          return false;
-        }
+      int nameOff = (int) (nameField >>> 32);
+      int nameLen = (int) nameField;
+      q = nameOff + nameLen;
+      long valueField = fieldAt(canonical, q, innerEnd, 0x12);
+      if (valueField < 0) {
+        return false;
       }
+      int valueOff = (int) (valueField >>> 32);
+      int valueLen = (int) valueField;
+      q = valueOff + valueLen;
       if (q != innerEnd) {
         return false; // another field, or a field twice: not a canonical encoding
       }
@@ -280,6 +256,31 @@ public final class CompactLabels {
     }
     // 0 to 3 bytes: the first, middle and last (the same byte when fewer).
     return len == 0 || a[ai] == b[bi] & a[ai + (len >> 1)] == b[bi + (len >> 1)] & a[ai + len - 1] == b[bi + len - 1];
+  }
+
+  /**
+   * The string field {@code tag} at {@code q} of a Label message ending at {@code end}: its bytes'
+   * offset (high 32 bits) and length (low 32); offset {@code q} and length 0 when the field is left
+   * out (empty); -1 when it does not fit. Lengths under 128 are one byte, read inline.
+   */
+  private static long fieldAt(byte[] b, int q, int end, int tag) {
+    if (q >= end || b[q] != tag) {
+      return (long) q << 32;
+    }
+    int off;
+    int len;
+    if (q + 1 < end && b[q + 1] >= 0) {
+      len = b[q + 1];
+      off = q + 2;
+    } else {
+      long v = varintAt(b, q + 1, end);
+      if (v < 0) {
+        return -1;
+      }
+      len = (int) v;
+      off = (int) (v >>> 32);
+    }
+    return off + len > end || off + len < off ? -1 : (long) off << 32 | len;
   }
 
   /**

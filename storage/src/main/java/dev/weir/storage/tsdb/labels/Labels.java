@@ -178,30 +178,6 @@ public final class Labels implements Comparable<Labels>, SeriesKey {
     return new Labels(pairs, hash, wire);
   }
 
-  /** The number of labels in a canonical encoding. */
-  public static int wireLabelCount(byte[] wire) {
-    WireCursor c = new WireCursor(wire);
-    int n = 0;
-    while (c.next()) {
-      n++;
-    }
-    return n;
-  }
-
-  /**
-   * The value of the label named {@code name} (its UTF-8 bytes) in a canonical encoding, or null
-   * when there is no such label; only that value becomes a String.
-   */
-  public static @Nullable String wireValue(byte[] wire, byte[] name) {
-    WireCursor c = new WireCursor(wire);
-    while (c.next()) {
-      if (c.nameLen == name.length && Arrays.equals(wire, c.nameOff, c.nameOff + c.nameLen, name, 0, name.length)) {
-        return c.value();
-      }
-    }
-    return null;
-  }
-
   /** {@inheritDoc} By comparison with this label set's own canonical encoding. */
   @Override
   public boolean matches(byte[] compact) {

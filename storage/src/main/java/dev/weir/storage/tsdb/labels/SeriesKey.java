@@ -23,26 +23,15 @@ public interface SeriesKey {
    * process: equal labels have equal forms) and their {@link Labels#hashCode()}.
    */
   static SeriesKey ofCompact(byte[] compact, int hash) {
-    return new SeriesKey() {
-      @Override
-      public int hashCode() {
-        return hash;
-      }
-
-      @Override
-      public boolean equals(@org.jspecify.annotations.Nullable Object o) {
-        return this == o;
-      }
-
-      @Override
-      public boolean matches(byte[] other) {
-        return java.util.Arrays.equals(compact, other);
-      }
-    };
+    return of(hash, other -> java.util.Arrays.equals(compact, other));
   }
 
   /** The key of labels known only by their canonical encoding and their {@link Labels#hashCode()}. */
   static SeriesKey ofEncoded(byte[] canonical, int hash) {
+    return of(hash, compact -> CompactLabels.equalsCanonical(compact, canonical, 0, canonical.length));
+  }
+
+  private static SeriesKey of(int hash, java.util.function.Predicate<byte[]> matches) {
     return new SeriesKey() {
       @Override
       public int hashCode() {
@@ -56,7 +45,7 @@ public interface SeriesKey {
 
       @Override
       public boolean matches(byte[] compact) {
-        return CompactLabels.equalsCanonical(compact, canonical, 0, canonical.length);
+        return matches.test(compact);
       }
     };
   }

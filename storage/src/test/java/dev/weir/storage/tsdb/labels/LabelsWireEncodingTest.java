@@ -48,12 +48,12 @@ class LabelsWireEncodingTest {
       assertThat(decoded.pairsUnsafe()).containsExactly(l.pairsUnsafe());
       assertThat(decoded).isEqualTo(l).hasSameHashCodeAs(l);
       assertThat(decoded.wireEncoding()).isSameAs(encoded.wireEncoding());
-      assertThat(Labels.wireLabelCount(encoded.wireEncoding())).isEqualTo(n);
-      for (int i = 0; i < n; i++) {
-        assertThat(Labels.wireValue(encoded.wireEncoding(), utf8(l.name(i)))).isEqualTo(l.value(i));
-      }
-      assertThat(Labels.wireValue(encoded.wireEncoding(), utf8("zz-absent"))).isNull();
       byte[] compact = CompactLabels.fromCanonical(encoded.wireEncoding(), null);
+      assertThat(CompactLabels.count(compact)).isEqualTo(n);
+      for (int i = 0; i < n; i++) {
+        assertThat(CompactLabels.value(compact, utf8(l.name(i)))).isEqualTo(l.value(i));
+      }
+      assertThat(CompactLabels.value(compact, utf8("zz-absent"))).isNull();
       assertThat(encoded.matches(compact)).isTrue();
       assertThat(l.matches(compact)).as("encodes itself to compare").isTrue();
       if (pairs.stream().anyMatch(s -> s.chars().anyMatch(c -> c >= 0x80))) {
