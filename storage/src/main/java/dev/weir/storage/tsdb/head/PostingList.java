@@ -2,6 +2,7 @@ package dev.weir.storage.tsdb.head;
 
 import dev.weir.storage.tsdb.labels.Labels;
 import java.util.Arrays;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A growing sorted list of series refs for one label pair, stored as the differences between
@@ -21,7 +22,7 @@ import java.util.Arrays;
  */
 final class PostingList {
   private static final int MIN_BYTES = 4;
-  /** Heap bytes of the object itself: header, array reference and three ints. */
+  /** Heap bytes of the object itself: header, two array references and three ints. */
   static final long OBJECT_BYTES = 32;
   /**
    * What an entry costs on average, for estimates that count entries instead of reading lists:
@@ -29,12 +30,32 @@ final class PostingList {
    */
   static final long ENTRY_BYTES_ESTIMATE = 2;
 
+  /** The label value (UTF-8) whose series this lists, or null for the list of all series. */
+  private final byte @Nullable [] value;
   private byte[] bytes = new byte[MIN_BYTES];
   /** Bytes in use (writer only). */
   private int length;
   /** The newest ref (writer only); 0 before the first. */
   private int last;
   private volatile int size;
+
+  /** The list of every series (of no label value). */
+  PostingList() {
+    this.value = null;
+  }
+
+  /** The list of the series with a label value, given as its UTF-8 bytes (kept, not copied). */
+  PostingList(byte[] value) {
+    this.value = value;
+  }
+
+  /** The label value's UTF-8 bytes (callers must not modify them); only for lists of a value. */
+  byte[] value() {
+    if (value == null) {
+      throw new IllegalStateException("the list of all series has no value");
+    }
+    return value;
+  }
 
   /**
    * Adds {@code ref}, which should be larger than every ref in the list (then it costs a varint);

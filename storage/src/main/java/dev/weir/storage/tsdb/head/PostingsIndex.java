@@ -1,9 +1,9 @@
 package dev.weir.storage.tsdb.head;
 
 import dev.weir.storage.tsdb.labels.CompactLabels;
-import dev.weir.storage.tsdb.labels.Labels;
 import dev.weir.storage.tsdb.postings.PostingsSource;
 import dev.weir.storage.tsdb.postings.Sorted;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -39,52 +39,38 @@ final class PostingsIndex implements PostingsSource {
       PostingList.OBJECT_BYTES + all.arrayBytes());
 
   /**
-   * Adds a series under its labels; refs must be added in increasing order (the caller holds the
-   * write lock). {@code labels} are the series' labels: a name or value new to the index is kept
-   * as this instance (a series keeps only its labels' bytes), a known one as the first seen.
+   * Adds a series under its labels, read from its own label bytes: no String is made for a name in
+   * the dictionary or for a value (a value new to the index is read from the series when looked
+   * up, a shared one is kept once by its list). Refs must be added in increasing order (the caller
+   * holds the write lock).
    */
-  void add(MemSeries s, Labels labels) {
-    int ref = s.ref();
-    for (int i = 0; i < labels.size(); i++) {
-      ValueMap values = index.get(labels.name(i));
-      if (values == null) {
-        values = index.computeIfAbsent(labels.name(i), k -> new ValueMap());
-      }
-      addPair(values, labels.value(i), s);
-    }
-    listBytes.addAndGet(all.add(ref));
-  }
-
-  /**
-   * {@link #add} from the series' own label bytes, without a String for a name or value the index
-   * has already (a replay's background build: a million series decoded into Strings would be
-   * twenty million short-lived objects). Same order rule and lock as {@link #add}.
-   */
-  void addEncoded(MemSeries s) {
+  void add(MemSeries s) {
     byte[] w = s.labelBytes();
     CompactLabels.Cursor c = new CompactLabels.Cursor(w);
     while (c.next()) {
       String name = c.name(); // the name dictionary's instance: no String made for most names
       ValueMap values = index.get(name);
       if (values == null) {
-        values = index.computeIfAbsent(name, k -> new ValueMap());
+        int nameId = c.nameId;
+        byte[] nameBytes = Arrays.copyOfRange(c.nameArray(), c.nameOffset(), c.nameOffset() + c.nameLength());
+        values = index.computeIfAbsent(name, k -> new ValueMap(nameBytes, nameId));
       }
-      String value = values.keyOf(w, c.valueOff, c.valueLen);
-      addPair(values, value != null ? value : c.value(), s);
+      addPair(values, w, c.valueOff, c.valueLen, s);
     }
     listBytes.addAndGet(all.add(s.ref()));
   }
 
-  /** Adds series {@code s} under one value of a name: its own entry, or a list with the others. */
-  private void addPair(ValueMap values, String value, MemSeries s) {
-    Object cur = values.get(value);
+  /** Adds series {@code s} under its value {@code w[off, off + len)} of a name: its own entry, or a list. */
+  private void addPair(ValueMap values, byte[] w, int off, int len, MemSeries s) {
+    int hash = ValueMap.hash(w, off, len);
+    Object cur = values.get(w, off, len, hash);
     if (cur == null) {
-      values.put(value, s);
+      values.insert(hash, s);
     } else if (cur instanceof MemSeries one) {
-      PostingList l = new PostingList();
+      PostingList l = new PostingList(Arrays.copyOfRange(w, off, off + len));
       l.add(one.ref());
       l.add(s.ref());
-      values.put(value, l);
+      values.replace(hash, one, l);
       listBytes.addAndGet(PostingList.OBJECT_BYTES + l.arrayBytes());
     } else {
       listBytes.addAndGet(((PostingList) cur).add(s.ref()));
@@ -97,7 +83,7 @@ final class PostingsIndex implements PostingsSource {
     listBytes.addAndGet(all.retain(keep));
     for (Map.Entry<String, ValueMap> byName : index.entrySet()) {
       ValueMap values = byName.getValue();
-      values.removeIf((value, v) -> {
+      values.removeIf(v -> {
         if (v instanceof MemSeries one) {
           return !keep.test(one.ref());
         }
@@ -116,14 +102,16 @@ final class PostingsIndex implements PostingsSource {
   }
 
   /**
-   * Estimated heap bytes: the label strings (names and values: the head's only copy of them),
-   * the value tables of every name (two 4-byte slots per table slot), and the lists with their
-   * arrays as they are; a single-series pair costs its table slot only.
+   * Estimated heap bytes: the names (a String and the copy of its bytes in its {@link ValueMap}),
+   * the value tables of every name (two 4-byte slots per table slot), the shared values' bytes
+   * (their lists' copies), and the lists with their arrays as they are; a single-series pair
+   * costs its table slot only (its value is the series' own).
    */
   long bytesEstimate() {
     long tables = 0;
     for (Map.Entry<String, ValueMap> e : index.entrySet()) {
-      tables += ValueMap.stringBytes(e.getKey()) + e.getValue().tableBytes() + e.getValue().keyBytes();
+      int nameLength = e.getKey().length();
+      tables += 24 + 2 * ValueMap.arrayBytes(nameLength) + e.getValue().tableBytes() + e.getValue().keyBytes();
     }
     return tables + listBytes.get();
   }

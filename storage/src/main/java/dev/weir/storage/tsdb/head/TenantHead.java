@@ -305,7 +305,7 @@ public final class TenantHead {
     SeriesKey key = SeriesKey.ofEncoded(canonical, hash);
     MemSeries s = series.get(key);
     return s != null ? s : create(key, () -> Labels.fromWireEncoding(canonical, hash),
-        ref -> createLocked(MemSeries.ofCanonical(canonical, hash, ref, recentNames), null));
+        ref -> createLocked(MemSeries.ofCanonical(canonical, hash, ref, recentNames)));
   }
 
   /**
@@ -329,26 +329,21 @@ public final class TenantHead {
   }
 
   private MemSeries createLocked(Labels labels, int ref) {
-    // An encoding made before (a replay's reading thread makes it) is kept. No string is interned:
-    // the series keeps only the bytes, and the postings keep the first instance of each name and
-    // value, so a tenant holds each string once.
-    return createLocked(new MemSeries(labels, ref, recentNames), labels);
+    // No string is kept: the series keeps its labels' bytes, and the postings read values from
+    // them (a value two series share is copied once, into its posting list).
+    return createLocked(new MemSeries(labels, ref, recentNames));
   }
 
-  /** Registers a new series; {@code labels} are its labels, or null to decode them when indexed. */
-  private MemSeries createLocked(MemSeries s, @Nullable Labels labels) {
+  /** Registers a new series (the postings read its labels from its bytes). */
+  private MemSeries createLocked(MemSeries s) {
     refs.put(s.ref(), s);
     series.put(s);
     if (replayed != null) {
-      replayed.add(s, labels);
+      replayed.add(s);
     } else if (pendingPostings != null) {
-      pendingPostings.add(s, labels);
+      pendingPostings.add(s);
     } else {
-      if (labels != null) {
-        postings.add(s, labels);
-      } else {
-        postings.addEncoded(s);
-      }
+      postings.add(s);
     }
     return s;
   }
@@ -607,7 +602,7 @@ public final class TenantHead {
           aliases.put(ref, existing);
         }
       } else if (refs.get(ref) == null) {
-        createLocked(MemSeries.ofCompact(compact, hash, ref), null).logged = true;
+        createLocked(MemSeries.ofCompact(compact, hash, ref)).logged = true;
       }
       nextRef = Math.max(nextRef, ref + 1);
     }

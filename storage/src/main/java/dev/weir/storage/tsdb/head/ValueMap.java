@@ -1,55 +1,89 @@
 package dev.weir.storage.tsdb.head;
 
-import dev.weir.storage.util.AsciiHash;
+import dev.weir.storage.tsdb.labels.CompactLabels;
+import dev.weir.storage.tsdb.labels.LabelNames;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.nio.charset.StandardCharsets;
 import java.util.AbstractCollection;
+import java.util.Arrays;
 import java.util.Iterator;
 import java.util.NoSuchElementException;
-import java.util.function.BiPredicate;
+import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 
 /**
  * The values of one label name in a head's postings: value → the {@link MemSeries} of a pair only
- * it has, or the {@link PostingList} of the pair. Open addressing over two flat arrays (value,
- * entry) at a load between one quarter and one half: 16–32 bytes per value where a
- * {@code ConcurrentHashMap} spent a 32-byte node and its table slot (36–43 bytes), and no object
- * per value for the collector to copy (with a pod and an instance label, a head has about two
- * values per series).
+ * it has, or the {@link PostingList} of the pair. Open addressing over two flat arrays (the
+ * value's hash, the entry) at a load between one quarter and one half: 16–32 bytes per value, and
+ * no object per value for the collector to copy.
  *
- * <p>Thread-safety: one writer at a time (the postings' writer), lock-free readers. A slot's entry
- * is stored before its key, both with release semantics, and read after it with acquire
- * semantics, so a reader that finds a key finds its entry, and an entry's fields as they were when
- * it was stored. A replaced entry (a single series becoming a list) is one reference write.
- * Growing and removal build a new table and publish it whole through a volatile field; a reader
- * still probing the old one sees the map as it was (as a concurrent reader of any map may miss a
- * concurrent insert). Every probe run ends in an empty slot because the load stays at most one
- * half.
+ * <p>The map keeps no copy of a value. A list holds its value's bytes ({@link PostingList#value});
+ * the value of a pair only one series has (a pod name, an instance address: about two per series
+ * in a Kubernetes head) is read from that series' own labels when a lookup's hash matches. The
+ * String and array per such value that this map held before were about 130 bytes per series.
+ * The hash is {@link #hash} of the value's UTF-8 bytes.
+ *
+ * <p>Thread-safety: one writer at a time (the postings' writer), lock-free readers. A slot's hash
+ * is written before its entry, the entry with release semantics, and a reader reads the entry with
+ * acquire semantics before the hash, so a reader that finds an entry finds its hash, and the
+ * entry's fields as they were when it was stored. A replaced entry (a single series becoming a
+ * list of the same value) is one reference write in the same slot. Growing and removal build a
+ * new table and publish it whole through a volatile field; a reader still probing the old one
+ * sees the map as it was (as a concurrent reader of any map may miss a concurrent insert). Every
+ * probe run ends in an empty slot because the load stays at most one half.
  */
 final class ValueMap {
   private static final int MIN_CAPACITY = 4;
-  private static final VarHandle KEYS = MethodHandles.arrayElementVarHandle(String[].class);
   private static final VarHandle ENTRIES = MethodHandles.arrayElementVarHandle(Object[].class);
 
-  /** Keys and entries of one capacity; never shrunk or grown in place. */
+  /** Hashes and entries of one capacity; never shrunk or grown in place. */
   private static final class Table {
-    final String[] keys;
+    final int[] hashes;
     final Object[] entries;
 
     Table(int capacity) {
-      keys = new String[capacity];
+      hashes = new int[capacity];
       entries = new Object[capacity];
     }
   }
 
+  /** The name's UTF-8 bytes, to find its value among a series' labels. */
+  private final byte[] name;
+  /** The name's number in {@link LabelNames}, or -1 when series store it in full. */
+  private final int nameId;
   private volatile Table table = new Table(MIN_CAPACITY);
   private volatile int size;
-  /** Heap bytes of the value strings ({@link #stringBytes}); written by the writer only. */
+  /** Heap bytes of the lists' value arrays ({@link #arrayBytes}); written by the writer only. */
   private volatile long keyBytes;
 
-  /** Heap bytes of a String of Latin-1 characters: its object (24) and its array, 8-byte aligned. */
-  static long stringBytes(String s) {
-    return 24 + ((16L + s.length() + 7) & ~7L);
+  /** The values of the label name {@code name} (UTF-8); {@code nameId} its number, or -1. */
+  ValueMap(byte[] name, int nameId) {
+    this.name = name;
+    this.nameId = nameId;
+  }
+
+  /** Heap bytes of a byte array of {@code n} elements: its 16-byte header, 8-byte aligned. */
+  static long arrayBytes(int n) {
+    return (16L + n + 7) & ~7L;
+  }
+
+  /**
+   * The hash of a value's UTF-8 bytes {@code b[off, off + len)}: the polynomial of
+   * {@link String#hashCode()} over unsigned bytes (so equal to it for ASCII), four bytes per step.
+   */
+  static int hash(byte[] b, int off, int len) {
+    int h = 0;
+    int i = off;
+    int end = off + len;
+    for (; i <= end - 4; i += 4) {
+      h = 31 * 31 * 31 * 31 * h + 31 * 31 * 31 * (b[i] & 0xff) + 31 * 31 * (b[i + 1] & 0xff)
+          + 31 * (b[i + 2] & 0xff) + (b[i + 3] & 0xff);
+    }
+    for (; i < end; i++) {
+      h = 31 * h + (b[i] & 0xff);
+    }
+    return h;
   }
 
   int size() {
@@ -62,92 +96,120 @@ final class ValueMap {
 
   /** The entry of {@code value}, or null. Lock-free. */
   @Nullable Object get(String value) {
+    byte[] b = value.getBytes(StandardCharsets.UTF_8);
+    return get(b, 0, b.length, hash(b, 0, b.length));
+  }
+
+  /** The entry of the value {@code b[off, off + len)}, whose {@link #hash} is {@code hash}, or null. Lock-free. */
+  @Nullable Object get(byte[] b, int off, int len, int hash) {
     Table t = table;
-    int hash = value.hashCode();
-    int mask = t.keys.length - 1;
+    int mask = t.entries.length - 1;
     for (int i = SeriesMap.spread(hash) & mask; ; i = (i + 1) & mask) {
-      String k = (String) KEYS.getAcquire(t.keys, i);
-      if (k == null) {
+      Object e = ENTRIES.getAcquire(t.entries, i);
+      if (e == null) {
         return null;
       }
-      if (k == value || (k.hashCode() == hash && k.equals(value))) {
-        return ENTRIES.getAcquire(t.entries, i);
+      if (t.hashes[i] == hash && holds(e, b, off, len)) {
+        return e;
       }
     }
+  }
+
+  /** Whether entry {@code e} is of the value {@code b[off, off + len)}. */
+  private boolean holds(Object e, byte[] b, int off, int len) {
+    if (e instanceof PostingList l) {
+      byte[] v = l.value();
+      return v.length == len && Arrays.equals(v, 0, len, b, off, off + len);
+    }
+    CompactLabels.Cursor c = valueOf((MemSeries) e);
+    return c != null && c.valueEquals(b, off, len);
+  }
+
+  /** A cursor on this name's label in series {@code s}, or null when it has none (not one of ours). */
+  private CompactLabels.@Nullable Cursor valueOf(MemSeries s) {
+    CompactLabels.Cursor c = new CompactLabels.Cursor(s.labelBytes());
+    while (c.next()) {
+      if (c.nameId >= 0 && c.nameId == nameId) {
+        return c;
+      }
+      if ((c.nameId < 0 || nameId < 0) && c.nameEquals(name, 0, name.length)) {
+        return c;
+      }
+    }
+    return null;
+  }
+
+  /** The value of entry {@code e} as a String. */
+  private String valueString(Object e) {
+    if (e instanceof PostingList l) {
+      return new String(l.value(), StandardCharsets.UTF_8);
+    }
+    CompactLabels.Cursor c = valueOf((MemSeries) e);
+    return c == null ? "" : c.value();
   }
 
   /**
-   * The key equal to the UTF-8 bytes {@code b[off, off + len)} when they are ASCII and the key is
-   * present, else null (a caller then makes the String). Lock-free, like {@link #get}.
+   * Adds an entry for a value not in the map, whose {@link #hash} is {@code hash}: a series (the
+   * value is read from its labels) or a list of the value. Writer only.
    */
-  @Nullable String keyOf(byte[] b, int off, int len) {
-    long h = AsciiHash.of(b, off, len);
-    if (h < 0) {
-      return null;
-    }
-    int hash = (int) h;
+  void insert(int hash, Object entry) {
     Table t = table;
-    int mask = t.keys.length - 1;
-    for (int i = SeriesMap.spread(hash) & mask; ; i = (i + 1) & mask) {
-      String k = (String) KEYS.getAcquire(t.keys, i);
-      if (k == null) {
-        return null;
-      }
-      if (k.hashCode() == hash && sameAscii(k, b, off, len)) {
-        return k;
-      }
+    if ((size + 1) * 2 > t.entries.length) {
+      t = copy(t, t.entries.length * 2, null);
     }
-  }
-
-  /** Whether {@code s} is the ASCII bytes {@code b[off, off + len)}. */
-  static boolean sameAscii(String s, byte[] b, int off, int len) {
-    if (s.length() != len) {
-      return false;
+    int mask = t.entries.length - 1;
+    int i = SeriesMap.spread(hash) & mask;
+    while (t.entries[i] != null) {
+      i = (i + 1) & mask;
     }
-    for (int i = 0; i < len; i++) {
-      if (s.charAt(i) != b[off + i]) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  /** Sets the entry of {@code value}, adding the value when it is new. Writer only. */
-  void put(String value, Object entry) {
-    Table t = table;
-    int i = slot(t, value);
-    if (t.keys[i] != null) {
-      ENTRIES.setRelease(t.entries, i, entry);
-      return;
-    }
-    if ((size + 1) * 2 > t.keys.length) {
-      t = copy(t, t.keys.length * 2, null);
-      i = slot(t, value);
-    }
+    t.hashes[i] = hash;
     ENTRIES.setRelease(t.entries, i, entry);
-    KEYS.setRelease(t.keys, i, value);
     size = size + 1;
-    keyBytes = keyBytes + stringBytes(value);
+    if (entry instanceof PostingList l) {
+      keyBytes = keyBytes + arrayBytes(l.value().length);
+    }
   }
 
   /**
-   * Removes the values for which {@code remove} (value, entry) is true, asking once per value (it
-   * may have effects, such as trimming a list), and shrinks the table when it got sparse. Writer
-   * only.
+   * Replaces entry {@code old}, of a value whose {@link #hash} is {@code hash}, by {@code entry},
+   * a list of the same value. Writer only.
    */
-  void removeIf(BiPredicate<String, Object> remove) {
+  void replace(int hash, Object old, PostingList entry) {
+    Table t = table;
+    int mask = t.entries.length - 1;
+    for (int i = SeriesMap.spread(hash) & mask; ; i = (i + 1) & mask) {
+      Object e = t.entries[i];
+      if (e == null) {
+        throw new IllegalStateException("replacing an entry the map does not hold");
+      }
+      if (e == old) {
+        ENTRIES.setRelease(t.entries, i, entry);
+        keyBytes = keyBytes + arrayBytes(entry.value().length)
+            - (old instanceof PostingList l ? arrayBytes(l.value().length) : 0);
+        return;
+      }
+    }
+  }
+
+  /**
+   * Removes the entries for which {@code remove} is true, asking once per value (it may have
+   * effects, such as trimming a list), and shrinks the table when it got sparse. Writer only.
+   */
+  void removeIf(Predicate<Object> remove) {
     Table t = table;
     boolean[] drop = null;
     int kept = 0;
-    for (int i = 0; i < t.keys.length; i++) {
-      String k = t.keys[i];
-      if (k != null) {
-        if (remove.test(k, t.entries[i])) {
+    for (int i = 0; i < t.entries.length; i++) {
+      Object e = t.entries[i];
+      if (e != null) {
+        if (remove.test(e)) {
           if (drop == null) {
-            drop = new boolean[t.keys.length];
+            drop = new boolean[t.entries.length];
           }
           drop[i] = true;
-          keyBytes = keyBytes - stringBytes(k);
+          if (e instanceof PostingList l) {
+            keyBytes = keyBytes - arrayBytes(l.value().length);
+          }
         } else {
           kept++;
         }
@@ -167,55 +229,48 @@ final class ValueMap {
   /** Copies the entries of {@code t} not marked in {@code drop} into a new table, and publishes it. */
   private Table copy(Table t, int capacity, boolean @Nullable [] drop) {
     Table n = new Table(capacity);
-    for (int i = 0; i < t.keys.length; i++) {
-      String k = t.keys[i];
-      if (k != null && (drop == null || !drop[i])) {
-        int j = slot(n, k);
-        n.keys[j] = k;
-        n.entries[j] = t.entries[i];
+    int mask = capacity - 1;
+    for (int i = 0; i < t.entries.length; i++) {
+      Object e = t.entries[i];
+      if (e != null && (drop == null || !drop[i])) {
+        int j = SeriesMap.spread(t.hashes[i]) & mask;
+        while (n.entries[j] != null) {
+          j = (j + 1) & mask;
+        }
+        n.hashes[j] = t.hashes[i];
+        n.entries[j] = e;
       }
     }
     table = n; // the volatile write publishes the filled table
     return n;
   }
 
-  /** The slot holding {@code value} in {@code t}, or the empty slot where it would go. */
-  private static int slot(Table t, String value) {
-    int hash = value.hashCode();
-    int mask = t.keys.length - 1;
-    for (int i = SeriesMap.spread(hash) & mask; ; i = (i + 1) & mask) {
-      String k = t.keys[i];
-      if (k == null || k == value || (k.hashCode() == hash && k.equals(value))) {
-        return i;
-      }
-    }
-  }
-
   /** Heap bytes of the table (its two arrays), for estimates. */
   long tableBytes() {
-    return 2 * (16L + 4L * table.keys.length);
+    return 2 * (16L + 4L * table.entries.length);
   }
 
-  /** Heap bytes of the value strings the table holds (the only copy a head keeps), for estimates. */
+  /** Heap bytes of the value arrays the lists hold (the only copy of a shared value), for estimates. */
   long keyBytes() {
     return keyBytes;
   }
 
   /**
-   * The values as a live view without a copy: an iteration walks the table of the moment it
-   * starts, so it sees each value present then once, and may or may not see those added meanwhile.
+   * The values as a live view without a copy of the table: an iteration walks the table of the
+   * moment it starts, so it sees each value present then once, and may or may not see those added
+   * meanwhile. Each value is a new String.
    */
   java.util.Collection<String> values() {
     return new AbstractCollection<>() {
       @Override
       public Iterator<String> iterator() {
-        String[] keys = table.keys;
+        Object[] entries = table.entries;
         return new Iterator<>() {
           private int i = advance(0);
 
           private int advance(int from) {
             int j = from;
-            while (j < keys.length && KEYS.getAcquire(keys, j) == null) {
+            while (j < entries.length && ENTRIES.getAcquire(entries, j) == null) {
               j++;
             }
             return j;
@@ -223,17 +278,17 @@ final class ValueMap {
 
           @Override
           public boolean hasNext() {
-            return i < keys.length;
+            return i < entries.length;
           }
 
           @Override
           public String next() {
-            if (i >= keys.length) {
+            if (i >= entries.length) {
               throw new NoSuchElementException();
             }
-            String k = (String) KEYS.getAcquire(keys, i);
+            Object e = ENTRIES.getAcquire(entries, i);
             i = advance(i + 1);
-            return k;
+            return valueString(e);
           }
         };
       }

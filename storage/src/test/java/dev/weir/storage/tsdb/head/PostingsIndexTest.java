@@ -3,7 +3,11 @@ package dev.weir.storage.tsdb.head;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.storage.tsdb.labels.Labels;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 
 class PostingsIndexTest {
@@ -12,7 +16,7 @@ class PostingsIndexTest {
   }
 
   static void add(PostingsIndex index, MemSeries s) {
-    index.add(s, s.labels());
+    index.add(s);
   }
 
   @Test
@@ -35,10 +39,11 @@ class PostingsIndexTest {
     assertThat(index.labelNames()).containsExactlyInAnyOrder("__name__", "job", "pod");
     // Lists: all, __name__=up and job=api, each a 32-byte object and a 4-byte array (16 + 4: a ref
     // difference under 128 is one byte); value tables (two arrays of 16 + 4 per slot): __name__
-    // and job 4 slots, pod 8 (four values at a load of at most one half); strings (the index
-    // holds the head's only copy): 3 names and 7 values, each up to 8 characters, so 24 bytes of
-    // String and 24 of array.
-    assertThat(index.bytesEstimate()).isEqualTo(3 * (32L + 16 + 4) + 2 * (16 + 4 * 4) * 2 + 2 * (16 + 4 * 8) + 10 * 48);
+    // and job 4 slots, pod 8 (four values at a load of at most one half); 3 names, each a
+    // 24-byte String and two 24-byte arrays; the values of the two lists, 24-byte arrays. The
+    // values of a single series (p1-p4, db) are the series' own bytes: nothing in the index.
+    assertThat(index.bytesEstimate())
+        .isEqualTo(3 * (32L + 16 + 4) + 2 * (16 + 4 * 4) * 2 + 2 * (16 + 4 * 8) + 3 * (24 + 2 * 24) + 2 * 24);
   }
 
   @Test
@@ -58,39 +63,62 @@ class PostingsIndexTest {
     assertThat(index.labelValues("pod")).containsExactlyInAnyOrder("p3", "p5", "p6");
     assertThat(index.all()).containsExactly(3, 5, 6);
     // Lists all, __name__=up and job=api, rewritten by the removal into arrays of their 3 bytes
-    // plus 5 of room; tables: __name__ and job 4 slots, pod 8 (three values left); strings: 3
-    // names and 5 values left, 48 bytes each.
-    assertThat(index.bytesEstimate()).isEqualTo(3 * (32L + 16 + 8) + 2 * (16 + 4 * 4) * 2 + 2 * (16 + 4 * 8) + 8 * 48);
+    // plus 5 of room; tables: __name__ and job 4 slots, pod 8 (three values left); 3 names, 72
+    // bytes each; the values of the lists up and api (db's list went), 24 bytes each.
+    assertThat(index.bytesEstimate())
+        .isEqualTo(3 * (32L + 16 + 8) + 2 * (16 + 4 * 4) * 2 + 2 * (16 + 4 * 8) + 3 * (24 + 2 * 24) + 2 * 24);
 
     index.removeIf(ref -> true);
     assertThat(index.labelNames()).isEmpty();
     assertThat(index.all()).isEmpty();
     assertThat(index.bytesEstimate()).isEqualTo(32L + 16 + 5); // the empty list of all refs
   }
-  /** A replay's build adds series from their label bytes: the same index as from their labels. */
+  /**
+   * Random label sets against a plain map of maps: every pair's refs, every name's values, through
+   * values with equal hashes ("Aa"/"BB"), empty and non-ASCII values, a name longer than the name
+   * dictionary takes (stored in full in each series), single-series pairs turning into lists, and
+   * a removal of a third of the series.
+   */
   @Test
-  void addingFromLabelBytesBuildsTheSameIndexAsFromLabels() {
-    PostingsIndex fromLabels = new PostingsIndex();
-    PostingsIndex fromBytes = new PostingsIndex();
+  void findsWhatAPlainMapOfMapsFinds() {
+    PostingsIndex index = new PostingsIndex();
+    Map<String, Map<String, List<Integer>>> reference = new TreeMap<>();
     java.util.Random rnd = new java.util.Random(9);
-    String[] jobs = {"api", "db", "", "caf\u00e9", "q"};
-    for (int ref = 1; ref <= 2_000; ref++) {
+    String longName = "l".repeat(200);
+    String[] jobs = {"api", "db", "", "caf\u00e9", "q", "AaAa", "BBBB", "AaBB"};
+    for (int ref = 1; ref <= 3_000; ref++) {
       // Label sets of different sizes and orders of names, so a position's name changes.
       Labels l = rnd.nextBoolean()
-          ? Labels.of("__name__", "up", "job", jobs[rnd.nextInt(jobs.length)], "pod", "p" + rnd.nextInt(300))
-          : Labels.of("__name__", "up", "a", "x" + rnd.nextInt(3), "pod", "p" + rnd.nextInt(300), "zone", "z\u00fc");
-      MemSeries s = new MemSeries(l, ref);
-      fromLabels.add(s, l);
-      fromBytes.addEncoded(s);
-    }
-    assertThat(fromBytes.labelNames()).isEqualTo(fromLabels.labelNames());
-    for (String name : fromLabels.labelNames()) {
-      assertThat(fromBytes.labelValues(name)).containsExactlyInAnyOrderElementsOf(fromLabels.labelValues(name));
-      for (String value : fromLabels.labelValues(name)) {
-        assertThat(fromBytes.get(name, value)).as("%s=%s", name, value).containsExactly(fromLabels.get(name, value));
+          ? Labels.of("__name__", "up", "job", jobs[rnd.nextInt(jobs.length)], "pod", "p" + rnd.nextInt(3_000))
+          : Labels.of("__name__", "up", "a", "x" + rnd.nextInt(3), "pod", "p" + rnd.nextInt(3_000), "zone", "z\u00fc",
+              longName, rnd.nextBoolean() ? "AaBB" : "BBAa" + rnd.nextInt(500));
+      index.add(new MemSeries(l, ref));
+      for (int i = 0; i < l.size(); i++) {
+        reference.computeIfAbsent(l.name(i), k -> new TreeMap<>()).computeIfAbsent(l.value(i), k -> new ArrayList<>())
+            .add(ref);
       }
     }
-    assertThat(fromBytes.all()).containsExactly(fromLabels.all());
-    assertThat(fromBytes.bytesEstimate()).isEqualTo(fromLabels.bytesEstimate());
+    assertMatches(index, reference);
+
+    index.removeIf(ref -> ref % 3 == 0);
+    for (Map<String, List<Integer>> values : reference.values()) {
+      values.values().forEach(refs -> refs.removeIf(r -> r % 3 == 0));
+      values.values().removeIf(List::isEmpty);
+    }
+    reference.values().removeIf(Map::isEmpty);
+    assertMatches(index, reference);
+  }
+
+  private static void assertMatches(PostingsIndex index, Map<String, Map<String, List<Integer>>> reference) {
+    assertThat(index.labelNames()).containsExactlyInAnyOrderElementsOf(reference.keySet());
+    for (Map.Entry<String, Map<String, List<Integer>>> byName : reference.entrySet()) {
+      String name = byName.getKey();
+      assertThat(index.labelValues(name)).containsExactlyInAnyOrderElementsOf(byName.getValue().keySet());
+      for (Map.Entry<String, List<Integer>> v : byName.getValue().entrySet()) {
+        assertThat(index.get(new String(name), new String(v.getKey()))).as("%s=%s", name, v.getKey())
+            .containsExactly(v.getValue().stream().mapToInt(Integer::intValue).toArray());
+      }
+      assertThat(index.get(name, "never")).isEmpty();
+    }
   }
 }

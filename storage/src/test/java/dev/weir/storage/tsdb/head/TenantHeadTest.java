@@ -456,19 +456,21 @@ class TenantHeadTest {
       h.replaySeries(ref, created[ref]);
       h.replaySample(ref, 1000, ref);
     }
-    // The fault: series 15's label value is gone from the labels the index is built from (the
-    // replayed labels, kept until then), so adding it to the index throws.
-    created[15].pairsUnsafe()[3] = null;
+    // The fault: series 15's label bytes, which the index is built from, say that its last value
+    // ("s15", the last three bytes) runs 100 bytes past their end, so adding it to the index throws.
+    byte[] damaged = h.byRef(15).labelBytes();
+    assertThat(damaged[damaged.length - 4]).as("the length of \"s15\"").isEqualTo((byte) 3);
+    damaged[damaged.length - 4] = 100;
     HeldExecutor builder = new HeldExecutor();
     h.finishReplay(builder, 1);
     assertThat(h.indexFailure()).as("still building").isNull();
     builder.runAll();
     assertThat(h.postingsIfBuilt()).isNull();
     assertThat(h.indexFailure()).as("readiness reports it").contains("building the index after the WAL replay failed")
-        .contains("NullPointerException");
+        .contains("ArrayIndexOutOfBoundsException");
     assertThatThrownBy(() -> h.select(0, Long.MAX_VALUE, List.of(Matcher.eq("__name__", "m"))))
         .isInstanceOf(IllegalStateException.class).hasMessageContaining("building the head's index of tenant t failed")
-        .hasCauseInstanceOf(NullPointerException.class);
+        .hasCauseInstanceOf(ArrayIndexOutOfBoundsException.class);
     assertThatThrownBy(() -> h.truncate(2000)).isInstanceOf(IllegalStateException.class);
     Appender app = h.appender();
     app.add(app.series(Labels.of("__name__", "m", "i", "s2")), 2000, 2);

@@ -7,14 +7,12 @@ import org.junit.jupiter.api.Test;
 
 class UnindexedSeriesTest {
   @Test
-  void sortsByRefKeepsWhatItIsToldAndIndexesByLabelsOrBytes() {
+  void sortsByRefKeepsWhatItIsToldAndIndexes() {
     UnindexedSeries u = new UnindexedSeries();
     for (int i = 0; i < 300; i++) { // past the first capacity, refs out of order
       int ref = (i * 7919) % 300 + 1;
       MemSeries s = new MemSeries(Labels.of("__name__", "m", "i", "s" + ref), ref);
-      // Every third series from the seventh on brings its labels (as a non-ASCII replay record or a new
-      // series does): the labels array appears only then, the series before it have none.
-      u.add(s, i >= 4 && i % 3 == 0 ? Labels.of("__name__", "m", "i", "s" + ref) : null);
+      u.add(s);
     }
     u.sortByRefAndKeep(s -> s.ref() % 10 != 0);
     assertThat(u.size()).isEqualTo(270);

@@ -2,6 +2,9 @@ package dev.weir.storage.tsdb.head;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.weir.storage.tsdb.labels.LabelNames;
+import dev.weir.storage.tsdb.labels.Labels;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -11,63 +14,143 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
+/**
+ * The map keeps no value of its own: a series' value is read from the series' labels, a list's
+ * from the list. Every test looks values up by equal strings made anew, never the same instances.
+ */
 class ValueMapTest {
+  private static ValueMap map(String name) {
+    byte[] b = name.getBytes(StandardCharsets.UTF_8);
+    return new ValueMap(b, LabelNames.id(b, 0, b.length));
+  }
+
+  private static MemSeries series(int ref, String name, String value) {
+    return new MemSeries(Labels.of("__name__", "m", name, value, "zz", "after"), ref);
+  }
+
+  private static PostingList list(String value, int... refs) {
+    PostingList l = new PostingList(value.getBytes(StandardCharsets.UTF_8));
+    for (int r : refs) {
+      l.add(r);
+    }
+    return l;
+  }
+
+  private static int hash(String value) {
+    byte[] b = value.getBytes(StandardCharsets.UTF_8);
+    return ValueMap.hash(b, 0, b.length);
+  }
+
+  /** Inserts {@code entry} for {@code value}, or replaces the entry the value has. */
+  private static void put(ValueMap m, String value, Object entry) {
+    Object cur = m.get(value);
+    if (cur == null) {
+      m.insert(hash(value), entry);
+    } else {
+      m.replace(hash(value), cur, (PostingList) entry);
+    }
+  }
+
   @Test
-  void putGetReplaceAndIterateLikeAMapThroughGrowth() {
-    ValueMap m = new ValueMap();
+  void theHashIsStringsHashForAsciiAndCoversEveryByte() {
+    for (String s : new String[] {"", "a", "abc", "abcd", "api-server-17-9e3779b9", "10.0.3.7:9100"}) {
+      assertThat(hash(s)).as(s).isEqualTo(s.hashCode());
+    }
+    assertThat(hash("caf\u00e9")).isNotEqualTo(hash("cafe")).isNotEqualTo(hash("caf\u00e8"));
+  }
+
+  @Test
+  void getInsertReplaceAndIterateLikeAMapThroughGrowth() {
+    ValueMap m = map("pod");
     Map<String, Object> reference = new HashMap<>();
     for (int i = 0; i < 5_000; i++) {
-      String k = "pod-" + i;
-      m.put(new String(k), i); // an equal string, not the same one: lookups compare by value
-      reference.put(k, i);
+      String v = "pod-" + i;
+      MemSeries s = series(i + 1, "pod", v);
+      put(m, v, s);
+      reference.put(v, s);
       if (i % 7 == 0) {
-        m.put("pod-" + (i / 2), -i); // replaces an entry
-        reference.put("pod-" + (i / 2), -i);
+        String shared = "pod-" + (i / 2);
+        PostingList l = list(shared, i / 2 + 1, i + 10_000); // a series becomes a list of two
+        put(m, shared, l);
+        reference.put(shared, l);
       }
     }
     assertThat(m.size()).isEqualTo(reference.size());
-    reference.forEach((k, v) -> assertThat(m.get(new String(k))).as(k).isEqualTo(v));
+    reference.forEach((k, v) -> assertThat(m.get(new String(k))).as(k).isSameAs(v));
     assertThat(m.get("pod-5000")).isNull();
+    assertThat(m.get("pod-")).isNull();
     assertThat(m.get("")).isNull();
     assertThat(m.values()).hasSize(reference.size()).containsExactlyInAnyOrderElementsOf(reference.keySet());
     assertThat(m.tableBytes()).as("load at most one half").isEqualTo(2 * (16 + 4L * 16_384));
+    long lists = reference.values().stream().filter(e -> e instanceof PostingList)
+        .mapToLong(e -> ValueMap.arrayBytes(((PostingList) e).value().length)).sum();
+    assertThat(m.keyBytes()).as("only the lists' values are the map's").isEqualTo(lists).isPositive();
+  }
+
+  /**
+   * Values with equal hashes ("Aa" and "BB" under String's polynomial) are told apart by their
+   * bytes, whether the entry is a series or a list, and so are an empty value, non-ASCII values and
+   * a name stored in full in the series (longer than the dictionary takes).
+   */
+  @Test
+  void equalHashesEmptyAndNonAsciiValuesAndAFullNameAreToldApart() {
+    String longName = "n".repeat(LabelNames.MAX_NAME_BYTES + 1);
+    for (String name : new String[] {"pod", longName}) {
+      ValueMap m = map(name);
+      String[] values = {"AaAa", "AaBB", "BBAa", "BBBB", "", "caf\u00e9", "caf\u00e8", "\u65e5\u672c"};
+      assertThat(hash("AaAa")).isEqualTo(hash("BBBB")).isEqualTo(hash("AaBB"));
+      Map<String, Object> reference = new HashMap<>();
+      for (int i = 0; i < values.length; i++) {
+        Object e = i % 2 == 0 ? series(i + 1, name, values[i]) : list(values[i], i + 1, i + 100);
+        put(m, values[i], e);
+        reference.put(values[i], e);
+      }
+      reference.forEach((k, v) -> assertThat(m.get(new String(k))).as(k).isSameAs(v));
+      assertThat(m.get("AAAA")).isNull();
+      assertThat(m.get("BBAA")).isNull();
+      assertThat(m.values()).containsExactlyInAnyOrder(values);
+    }
   }
 
   @Test
   void removalAsksOncePerValueKeepsTheRestAndShrinks() {
-    ValueMap m = new ValueMap();
+    ValueMap m = map("pod");
     for (int i = 0; i < 1_000; i++) {
-      m.put("v" + i, i);
+      put(m, "v" + i, i % 2 == 0 ? series(i + 1, "pod", "v" + i) : list("v" + i, i + 1));
     }
-    Map<String, Integer> asked = new HashMap<>();
-    m.removeIf((k, v) -> {
-      asked.merge(k, 1, Integer::sum);
-      return (Integer) v >= 10;
+    Map<Object, Integer> asked = new HashMap<>();
+    m.removeIf(e -> {
+      asked.merge(e, 1, Integer::sum);
+      int ref = e instanceof MemSeries s ? s.ref() : ((PostingList) e).snapshot()[0];
+      return ref > 10;
     });
     assertThat(asked).hasSize(1_000).allSatisfy((k, n) -> assertThat(n).isEqualTo(1));
     assertThat(m.size()).isEqualTo(10);
     assertThat(m.values()).containsExactlyInAnyOrder("v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9");
-    assertThat(m.get("v9")).isEqualTo(9);
+    assertThat(m.get("v9")).isInstanceOf(PostingList.class);
+    assertThat(m.get("v8")).isInstanceOf(MemSeries.class);
     assertThat(m.get("v10")).isNull();
     assertThat(m.tableBytes()).as("shrunk to 32 slots").isEqualTo(2 * (16 + 4L * 32));
-    m.removeIf((k, v) -> false);
+    assertThat(m.keyBytes()).as("five lists of two-byte values left").isEqualTo(5 * ValueMap.arrayBytes(2));
+    m.removeIf(e -> false);
     assertThat(m.size()).isEqualTo(10);
-    m.removeIf((k, v) -> true);
+    m.removeIf(e -> true);
     assertThat(m.isEmpty()).isTrue();
     assertThat(m.values()).isEmpty();
-    m.put("again", 1);
-    assertThat(m.get("again")).isEqualTo(1);
+    assertThat(m.keyBytes()).isZero();
+    put(m, "again", series(1, "pod", "again"));
+    assertThat(m.get("again")).isNotNull();
   }
 
   /**
-   * One writer adds values (growing the table many times), replaces entries and removes some,
-   * while readers look up values the writer finished adding: a reader must find every value added
-   * before it looked and not removed, with its latest entry or one stored before it.
+   * One writer adds values (growing the table many times), turns series into lists and removes
+   * some, while readers look up values the writer finished adding: a reader must find every value
+   * added before it looked and not removed, with its series or the list that replaced it.
    */
   @Test
   void readersFindEveryPublishedValueWhileOneWriterGrowsReplacesAndRemoves() throws Exception {
     int n = 200_000;
-    ValueMap m = new ValueMap();
+    ValueMap m = map("pod");
     AtomicInteger published = new AtomicInteger(); // values 0..published-1 are in the map
     AtomicInteger removedBelow = new AtomicInteger(); // values below it may be gone
     AtomicReference<Throwable> failure = new AtomicReference<>();
@@ -87,7 +170,8 @@ class ValueMapTest {
             if (e == null && k < removedBelow.get()) {
               continue; // removed after this reader picked it
             }
-            if (!(e instanceof Integer v) || (v != k && v != -k)) {
+            int first = e instanceof MemSeries s ? s.ref() : e instanceof PostingList l ? l.snapshot()[0] : -1;
+            if (first != k + 1) {
               throw new AssertionError("value-" + k + " (published " + p + ") -> " + e);
             }
           }
@@ -99,15 +183,16 @@ class ValueMapTest {
       readers.add(t);
     }
     for (int k = 0; k < n; k++) {
-      m.put("value-" + k, k);
+      MemSeries s = series(k + 1, "pod", "value-" + k);
+      m.insert(hash("value-" + k), s);
       published.set(k + 1);
       if (k % 3 == 0) {
-        m.put("value-" + k, -k);
+        m.replace(hash("value-" + k), s, list("value-" + k, k + 1, n + k + 1));
       }
       if (k > 0 && k % 50_000 == 0) {
         int below = k - 40_000;
         removedBelow.set(below); // readers stop asking for them before they go
-        m.removeIf((key, e) -> Integer.parseInt(key.substring(6)) < below);
+        m.removeIf(e -> (e instanceof MemSeries s1 ? s1.ref() : ((PostingList) e).snapshot()[0]) <= below);
       }
     }
     for (Thread t : readers) {
