@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.IntPredicate;
+import java.util.function.Predicate;
 
 /**
  * Inverted index of a tenant head: label name → value → sorted series refs, plus the list of all
@@ -52,7 +53,8 @@ final class PostingsIndex implements PostingsSource {
       ValueMap values = index.get(name);
       if (values == null) {
         int nameId = c.nameId;
-        byte[] nameBytes = Arrays.copyOfRange(c.nameArray(), c.nameOffset(), c.nameOffset() + c.nameLength());
+        byte[] nameBytes = nameId >= 0 ? c.nameArray() // the dictionary's own array
+            : Arrays.copyOfRange(c.nameArray(), c.nameOffset(), c.nameOffset() + c.nameLength());
         values = index.computeIfAbsent(name, k -> new ValueMap(nameBytes, nameId));
       }
       addPair(values, w, c.valueOff, c.valueLen, s);
@@ -102,7 +104,7 @@ final class PostingsIndex implements PostingsSource {
   }
 
   /**
-   * Estimated heap bytes: the names (a String and the copy of its bytes in its {@link ValueMap}),
+   * Estimated heap bytes: the names (a String and its bytes, as if the index's own),
    * the value tables of every name (two 4-byte slots per table slot), the shared values' bytes
    * (their lists' copies), and the lists with their arrays as they are; a single-series pair
    * costs its table slot only (its value is the series' own).
@@ -110,8 +112,8 @@ final class PostingsIndex implements PostingsSource {
   long bytesEstimate() {
     long tables = 0;
     for (Map.Entry<String, ValueMap> e : index.entrySet()) {
-      int nameLength = e.getKey().length();
-      tables += 24 + 2 * ValueMap.arrayBytes(nameLength) + e.getValue().tableBytes() + e.getValue().keyBytes();
+      ValueMap values = e.getValue();
+      tables += 24 + 2 * ValueMap.arrayBytes(values.nameLength()) + values.tableBytes() + values.keyBytes();
     }
     return tables + listBytes.get();
   }
@@ -133,6 +135,12 @@ final class PostingsIndex implements PostingsSource {
   Collection<String> labelValues(String name) {
     ValueMap values = index.get(name);
     return values == null ? List.of() : values.values();
+  }
+
+  @Override
+  public List<int[]> refsMatching(String name, Predicate<String> matches) {
+    ValueMap values = index.get(name);
+    return values == null ? List.of() : values.refsMatching(matches);
   }
 
   @Override

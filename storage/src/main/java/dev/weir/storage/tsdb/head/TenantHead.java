@@ -1025,7 +1025,7 @@ public final class TenantHead {
 
   /**
    * Estimated heap bytes of the head: per series its objects, label bytes and chunk data, plus
-   * the postings index with the label strings (the head's only copy of them).
+   * the postings index with its names and shared values (a value of one series is its own).
    */
   public long memoryBytesEstimate() {
     long[] n = {0};

@@ -4,7 +4,9 @@ import dev.weir.storage.tsdb.labels.CompactLabels;
 import dev.weir.storage.tsdb.labels.LabelNames;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
 import java.util.AbstractCollection;
 import java.util.Arrays;
 import java.util.Iterator;
@@ -22,7 +24,7 @@ import org.jspecify.annotations.Nullable;
  * the value of a pair only one series has (a pod name, an instance address: about two per series
  * in a Kubernetes head) is read from that series' own labels when a lookup's hash matches. The
  * String and array per such value that this map held before were about 130 bytes per series.
- * The hash is {@link #hash} of the value's UTF-8 bytes.
+ * The hash is {@link #hash} of the value's UTF-8 bytes, seeded per process.
  *
  * <p>Thread-safety: one writer at a time (the postings' writer), lock-free readers. A slot's hash
  * is written before its entry, the entry with release semantics, and a reader reads the entry with
@@ -36,6 +38,8 @@ import org.jspecify.annotations.Nullable;
 final class ValueMap {
   private static final int MIN_CAPACITY = 4;
   private static final VarHandle ENTRIES = MethodHandles.arrayElementVarHandle(Object[].class);
+  private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+  private static final long SEED = new SecureRandom().nextLong();
 
   /** Hashes and entries of one capacity; never shrunk or grown in place. */
   private static final class Table {
@@ -63,27 +67,61 @@ final class ValueMap {
     this.nameId = nameId;
   }
 
+  /** The name's length in UTF-8 bytes. */
+  int nameLength() {
+    return name.length;
+  }
+
   /** Heap bytes of a byte array of {@code n} elements: its 16-byte header, 8-byte aligned. */
   static long arrayBytes(int n) {
     return (16L + n + 7) & ~7L;
   }
 
   /**
-   * The hash of a value's UTF-8 bytes {@code b[off, off + len)}: the polynomial of
-   * {@link String#hashCode()} over unsigned bytes (so equal to it for ASCII), four bytes per step.
+   * The hash of a value's UTF-8 bytes {@code b[off, off + len)}: eight bytes per step, each
+   * multiplied and folded into a state that starts from a per-process random seed, then a 64-bit
+   * finalizer. Not String's polynomial, whose collisions anyone can list ("Aa" and "BB", and
+   * strings of them): a tenant could pile a million values into one probe run, and each probe that
+   * meets an equal hash here walks a series' labels.
    */
   static int hash(byte[] b, int off, int len) {
-    int h = 0;
+    long h = SEED ^ len;
     int i = off;
     int end = off + len;
-    for (; i <= end - 4; i += 4) {
-      h = 31 * 31 * 31 * 31 * h + 31 * 31 * 31 * (b[i] & 0xff) + 31 * 31 * (b[i + 1] & 0xff)
-          + 31 * (b[i + 2] & 0xff) + (b[i + 3] & 0xff);
+    for (; i <= end - 8; i += 8) {
+      h = (h ^ (long) LONGS.get(b, i)) * 0x9E3779B97F4A7C15L;
+      h ^= h >>> 29;
     }
-    for (; i < end; i++) {
-      h = 31 * h + (b[i] & 0xff);
+    long tail = 0;
+    for (int shift = 0; i < end; i++, shift += 8) {
+      tail |= (b[i] & 0xffL) << shift;
     }
-    return h;
+    h = (h ^ tail) * 0x9E3779B97F4A7C15L;
+    h ^= h >>> 32;
+    h *= 0xff51afd7ed558ccdL;
+    h ^= h >>> 33;
+    return (int) h;
+  }
+
+  /**
+   * The UTF-8 bytes of a value asked for, or null when it has none: a lone surrogate (which
+   * {@link String#getBytes} would turn into '?', finding a series whose value is "?").
+   */
+  static byte @Nullable [] utf8(String value) {
+    for (int i = 0; i < value.length(); i++) {
+      if (Character.isSurrogate(value.charAt(i))) {
+        try {
+          java.nio.ByteBuffer bb = StandardCharsets.UTF_8.newEncoder()
+              .onMalformedInput(java.nio.charset.CodingErrorAction.REPORT)
+              .onUnmappableCharacter(java.nio.charset.CodingErrorAction.REPORT)
+              .encode(java.nio.CharBuffer.wrap(value));
+          return Arrays.copyOf(bb.array(), bb.limit());
+        } catch (java.nio.charset.CharacterCodingException e) {
+          return null;
+        }
+      }
+    }
+    return value.getBytes(StandardCharsets.UTF_8);
   }
 
   int size() {
@@ -96,8 +134,8 @@ final class ValueMap {
 
   /** The entry of {@code value}, or null. Lock-free. */
   @Nullable Object get(String value) {
-    byte[] b = value.getBytes(StandardCharsets.UTF_8);
-    return get(b, 0, b.length, hash(b, 0, b.length));
+    byte[] b = utf8(value);
+    return b == null ? null : get(b, 0, b.length, hash(b, 0, b.length));
   }
 
   /** The entry of the value {@code b[off, off + len)}, whose {@link #hash} is {@code hash}, or null. Lock-free. */
@@ -253,6 +291,22 @@ final class ValueMap {
   /** Heap bytes of the value arrays the lists hold (the only copy of a shared value), for estimates. */
   long keyBytes() {
     return keyBytes;
+  }
+
+  /**
+   * The series refs of each value that {@code matches}, in one pass over the table (a value is
+   * decoded once, and not looked up again). Lock-free, like {@link #values()}.
+   */
+  java.util.List<int[]> refsMatching(Predicate<String> matches) {
+    Object[] entries = table.entries;
+    java.util.List<int[]> out = new java.util.ArrayList<>();
+    for (int i = 0; i < entries.length; i++) {
+      Object e = ENTRIES.getAcquire(entries, i);
+      if (e != null && matches.test(valueString(e))) {
+        out.add(e instanceof MemSeries one ? new int[] {one.ref()} : ((PostingList) e).snapshot());
+      }
+    }
+    return out;
   }
 
   /**

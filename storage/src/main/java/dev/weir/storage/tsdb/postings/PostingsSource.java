@@ -1,6 +1,9 @@
 package dev.weir.storage.tsdb.postings;
 
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.List;
+import java.util.function.Predicate;
 
 /** An inverted index that {@link Selector} can select from: the head's or a block's. */
 public interface PostingsSource {
@@ -12,4 +15,18 @@ public interface PostingsSource {
 
   /** Refs of the series with {@code name=value}, ascending; empty when none. */
   int[] get(String name, String value);
+
+  /**
+   * The refs ({@link #get}) of each value of {@code name} that {@code matches}, in any order. An
+   * index that can walk its values and their refs together overrides this lookup per value.
+   */
+  default List<int[]> refsMatching(String name, Predicate<String> matches) {
+    List<int[]> out = new ArrayList<>();
+    for (String v : values(name)) {
+      if (matches.test(v)) {
+        out.add(get(name, v));
+      }
+    }
+    return out;
+  }
 }

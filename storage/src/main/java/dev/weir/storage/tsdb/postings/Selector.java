@@ -31,23 +31,12 @@ public final class Selector {
   private static int[] selectOne(PostingsSource index, Matcher m) {
     if (m.matchesEmpty()) {
       // Every series, minus those whose value for the label does not match.
-      List<int[]> excluded = new ArrayList<>();
-      for (String v : index.values(m.name())) {
-        if (!m.matches(v)) {
-          excluded.add(index.get(m.name(), v));
-        }
-      }
+      List<int[]> excluded = index.refsMatching(m.name(), v -> !m.matches(v));
       return excluded.isEmpty() ? index.all() : Sorted.subtract(index.all(), Sorted.union(excluded));
     }
     if (m.type() == Matcher.Type.EQ) {
       return index.get(m.name(), m.value());
     }
-    List<int[]> included = new ArrayList<>();
-    for (String v : index.values(m.name())) {
-      if (m.matches(v)) {
-        included.add(index.get(m.name(), v));
-      }
-    }
-    return Sorted.union(included);
+    return Sorted.union(index.refsMatching(m.name(), m::matches));
   }
 }

@@ -119,6 +119,17 @@ class PostingsIndexTest {
             .containsExactly(v.getValue().stream().mapToInt(Integer::intValue).toArray());
       }
       assertThat(index.get(name, "never")).isEmpty();
+      // The one-pass walk of matching values finds the refs of exactly those values.
+      java.util.function.Predicate<String> odd = v -> (v.hashCode() & 1) == 1;
+      List<Integer> expected = new ArrayList<>();
+      byName.getValue().forEach((v, refs) -> {
+        if (odd.test(v)) {
+          expected.addAll(refs);
+        }
+      });
+      List<Integer> found = new ArrayList<>();
+      index.refsMatching(name, odd).forEach(refs -> java.util.Arrays.stream(refs).forEach(found::add));
+      assertThat(found).containsExactlyInAnyOrderElementsOf(expected);
     }
   }
 }
