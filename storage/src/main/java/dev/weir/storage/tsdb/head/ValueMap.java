@@ -2,6 +2,7 @@ package dev.weir.storage.tsdb.head;
 
 import dev.weir.storage.tsdb.labels.CompactLabels;
 import dev.weir.storage.tsdb.labels.LabelNames;
+import dev.weir.storage.tsdb.postings.PostingsSource;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
@@ -302,7 +303,7 @@ final class ValueMap {
     java.util.List<int[]> out = new java.util.ArrayList<>();
     for (int i = 0; i < entries.length; i++) {
       Object e = ENTRIES.getAcquire(entries, i);
-      if (e != null && matches.test(valueString(e))) {
+      if (e != null && (matches == PostingsSource.ANY || matches.test(valueString(e)))) {
         out.add(e instanceof MemSeries one ? new int[] {one.ref()} : ((PostingList) e).snapshot());
       }
     }

@@ -16,9 +16,13 @@ public interface PostingsSource {
   /** Refs of the series with {@code name=value}, ascending; empty when none. */
   int[] get(String name, String value);
 
+  /** The predicate of {@link #refsMatching} that every value satisfies: no value need be decoded. */
+  Predicate<String> ANY = v -> true;
+
   /**
-   * The refs ({@link #get}) of each value of {@code name} that {@code matches}, in any order. An
-   * index that can walk its values and their refs together overrides this lookup per value.
+   * The refs ({@link #get}) of each value of {@code name} that {@code matches} ({@link #ANY}: of
+   * every value), in any order. An index that can walk its values and their refs together
+   * overrides this lookup per value.
    */
   default List<int[]> refsMatching(String name, Predicate<String> matches) {
     List<int[]> out = new ArrayList<>();

@@ -29,6 +29,14 @@ public final class Selector {
   }
 
   private static int[] selectOne(PostingsSource index, Matcher m) {
+    if (m.type() == Matcher.Type.NEQ) {
+      // The complement of one value, as Prometheus does: no value of the name is looked at.
+      int[] other = index.get(m.name(), m.value());
+      if (m.value().isEmpty()) { // a!="": every series with a value for a
+        return Sorted.subtract(Sorted.union(index.refsMatching(m.name(), PostingsSource.ANY)), other);
+      }
+      return other.length == 0 ? index.all() : Sorted.subtract(index.all(), other);
+    }
     if (m.matchesEmpty()) {
       // Every series, minus those whose value for the label does not match.
       List<int[]> excluded = index.refsMatching(m.name(), v -> !m.matches(v));

@@ -3,6 +3,8 @@ package dev.weir.storage.tsdb.head;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.storage.tsdb.labels.Labels;
+import dev.weir.storage.tsdb.labels.Matcher;
+import dev.weir.storage.tsdb.postings.Selector;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -107,6 +109,43 @@ class PostingsIndexTest {
     }
     reference.values().removeIf(Map::isEmpty);
     assertMatches(index, reference);
+  }
+
+  /**
+   * Selection by every kind of matcher (equal, not equal, regular expressions, each also with the
+   * empty value, on present and absent names) answers what checking each series' labels answers.
+   */
+  @Test
+  void selectionAnswersWhatEachSeriesLabelsAnswer() {
+    PostingsIndex index = new PostingsIndex();
+    List<Labels> all = new ArrayList<>();
+    java.util.Random rnd = new java.util.Random(3);
+    String[] jobs = {"api", "db", "", "caf\u00e9"};
+    for (int ref = 1; ref <= 2_000; ref++) {
+      Labels l = rnd.nextBoolean()
+          ? Labels.of("__name__", "up", "job", jobs[rnd.nextInt(jobs.length)], "pod", "p" + ref)
+          : Labels.of("__name__", "up", "pod", "p" + ref, "zone", "z" + rnd.nextInt(3));
+      index.add(new MemSeries(l, ref));
+      all.add(l);
+    }
+    List<List<Matcher>> queries = List.of(
+        List.of(Matcher.eq("job", "api")), List.of(Matcher.eq("job", "")), List.of(Matcher.neq("job", "api")),
+        List.of(Matcher.neq("job", "")), List.of(Matcher.neq("pod", "p7")), List.of(Matcher.neq("pod", "")),
+        List.of(Matcher.neq("absent", "")), List.of(Matcher.neq("absent", "x")), List.of(Matcher.neq("job", "never")),
+        List.of(Matcher.re("pod", "p1.*")), List.of(Matcher.re("job", "a.*|")), List.of(Matcher.nre("pod", "p1.*")),
+        List.of(Matcher.nre("job", "")), List.of(Matcher.eq("__name__", "up"), Matcher.neq("zone", "z1")),
+        List.of(Matcher.re("zone", "z[01]"), Matcher.nre("pod", ".*5")));
+    for (List<Matcher> q : queries) {
+      List<Integer> expected = new ArrayList<>();
+      for (int i = 0; i < all.size(); i++) {
+        Labels l = all.get(i);
+        if (q.stream().allMatch(m -> m.matches(l))) {
+          expected.add(i + 1);
+        }
+      }
+      assertThat(Selector.select(index, q)).as(q.toString())
+          .containsExactly(expected.stream().mapToInt(Integer::intValue).toArray());
+    }
   }
 
   private static void assertMatches(PostingsIndex index, Map<String, Map<String, List<Integer>>> reference) {
