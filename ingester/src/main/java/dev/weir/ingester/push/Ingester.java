@@ -183,6 +183,14 @@ public final class Ingester implements Service, PushHandler {
   private void push(String tenant, WireBatch batch, boolean durable, long sourceOffset, long nowMillis,
       WireSeries ws) {
     Scope sc = begin(tenant, nowMillis < 0 ? wallClock.getAsLong() : nowMillis);
+    try {
+      push(tenant, batch, durable, sourceOffset, ws, sc);
+    } finally {
+      sc.app().release(); // a request refused whole gives the thread's batch arrays back (a commit did)
+    }
+  }
+
+  private void push(String tenant, WireBatch batch, boolean durable, long sourceOffset, WireSeries ws, Scope sc) {
     Limits l = sc.limits();
     Appender app = sc.app();
     PushErrors errors = sc.errors();

@@ -18,11 +18,34 @@ import java.util.Arrays;
  * <p>Not thread-safe; one appender per request (it may be reused after {@link #commit}).
  */
 public final class Appender {
+  private static final MemSeries[] NO_SERIES = new MemSeries[0];
+  private static final long[] NO_TIMES = new long[0];
+  private static final double[] NO_VALUES = new double[0];
+  /** The most samples a thread's {@link Batch} arrays hold (16,384: 320 KiB per thread). */
+  static final int BATCH_ARRAYS_KEPT = 16 * 1024;
+  private static final ThreadLocal<Batch> BATCH = ThreadLocal.withInitial(Batch::new);
+
+  /**
+   * One thread's batch arrays, lent to one appender at a time from {@link #reserve} to its
+   * {@link #commit} (or {@link #release}): a push reserved three new arrays of its batch's size
+   * (about 40 KB for 2,000 samples), a fifth of what the remote write path allocated. An appender
+   * that is never committed nor released keeps them lent; its thread's next appenders then make
+   * their own, as before.
+   */
+  private static final class Batch {
+    MemSeries[] series = NO_SERIES;
+    long[] timestamps = NO_TIMES;
+    double[] values = NO_VALUES;
+    boolean lent;
+  }
+
   private final TenantHead head;
   // Empty until the first add or reserve: a push reserves its batch's size at once.
-  private MemSeries[] series = new MemSeries[0];
-  private long[] timestamps = new long[0];
-  private double[] values = new double[0];
+  private MemSeries[] series = NO_SERIES;
+  private long[] timestamps = NO_TIMES;
+  private double[] values = NO_VALUES;
+  /** The thread's arrays while this appender holds them, else null. */
+  private @org.jspecify.annotations.Nullable Batch borrowed;
   /** Per sample its histogram, null for a float sample; allocated at the first histogram. */
   private @org.jspecify.annotations.Nullable NativeHistogram @org.jspecify.annotations.Nullable [] histograms;
   private int size;
@@ -79,6 +102,26 @@ public final class Appender {
    * them without the arrays growing (and being copied) on the way.
    */
   public void reserve(int n) {
+    if (n > series.length && size == 0 && borrowed == null && n <= BATCH_ARRAYS_KEPT) {
+      Batch b = BATCH.get();
+      if (!b.lent) {
+        if (b.series.length < n) {
+          int capacity = Math.max(n, Math.min(BATCH_ARRAYS_KEPT, 2 * b.series.length));
+          b.series = new MemSeries[capacity];
+          b.timestamps = new long[capacity];
+          b.values = new double[capacity];
+        }
+        b.lent = true;
+        borrowed = b;
+        series = b.series;
+        timestamps = b.timestamps;
+        values = b.values;
+        if (histograms != null && histograms.length < series.length) {
+          histograms = Arrays.copyOf(histograms, series.length);
+        }
+        return;
+      }
+    }
     if (n > series.length) {
       series = Arrays.copyOf(series, n);
       timestamps = Arrays.copyOf(timestamps, n);
@@ -170,15 +213,50 @@ public final class Appender {
       }
       return r;
     } finally {
-      Arrays.fill(series, 0, size, null);
-      if (histograms != null) {
-        Arrays.fill(histograms, 0, size, null);
-      }
-      Arrays.fill(exemplarSeries, 0, numExemplars, null);
-      Arrays.fill(exemplars, 0, numExemplars, null);
-      size = 0;
-      numExemplars = 0;
-      source = -1;
+      release();
     }
+  }
+
+  /**
+   * Forgets the samples and exemplars not committed and gives back the thread's batch arrays when
+   * this appender holds them ({@link #commit} does it too); a push calls it when it ends without a
+   * commit (a request refused whole).
+   */
+  public void release() {
+    Arrays.fill(series, 0, size, null);
+    if (histograms != null) {
+      Arrays.fill(histograms, 0, Math.min(size, histograms.length), null);
+    }
+    Arrays.fill(exemplarSeries, 0, numExemplars, null);
+    Arrays.fill(exemplars, 0, numExemplars, null);
+    numExemplars = 0;
+    source = -1;
+    Batch b = borrowed;
+    if (b != null) {
+      if (b.series != series) {
+        // This appender outgrew them: no series kept alive by the thread's arrays either.
+        Arrays.fill(b.series, 0, Math.min(size, b.series.length), null);
+      }
+      series = NO_SERIES;
+      timestamps = NO_TIMES;
+      values = NO_VALUES;
+      borrowed = null;
+      b.lent = false;
+    }
+    size = 0;
+  }
+
+  /** For tests: whether this appender holds its thread's batch arrays. */
+  boolean holdsThreadArrays() {
+    return borrowed != null;
+  }
+
+  /** For tests: how many series the calling thread's batch arrays still reference. */
+  static int threadArraysSeriesHeld() {
+    int n = 0;
+    for (MemSeries s : BATCH.get().series) {
+      n += s == null ? 0 : 1;
+    }
+    return n;
   }
 }
