@@ -44,6 +44,8 @@ public final class Appender {
   private MemSeries[] series = NO_SERIES;
   private long[] timestamps = NO_TIMES;
   private double[] values = NO_VALUES;
+  /** The largest {@link #reserve} since the last commit or release: the batch's size. */
+  private int reserved;
   /** The thread's arrays while this appender holds them, else null. */
   private @org.jspecify.annotations.Nullable Batch borrowed;
   /** Per sample its histogram, null for a float sample; allocated at the first histogram. */
@@ -102,6 +104,7 @@ public final class Appender {
    * them without the arrays growing (and being copied) on the way.
    */
   public void reserve(int n) {
+    reserved = Math.max(reserved, n);
     if (n > series.length && size == 0 && borrowed == null && n <= BATCH_ARRAYS_KEPT) {
       Batch b = BATCH.get();
       if (!b.lent) {
@@ -142,6 +145,10 @@ public final class Appender {
         histograms = Arrays.copyOf(histograms, n);
       }
     }
+    @org.jspecify.annotations.Nullable NativeHistogram @org.jspecify.annotations.Nullable [] hs = histograms;
+    if (hs != null && size >= hs.length) {
+      histograms = Arrays.copyOf(hs, Math.min(series.length, Math.max(size + 1, 2 * hs.length)));
+    }
     series[size] = s;
     timestamps[size] = t;
     values[size] = v;
@@ -169,16 +176,12 @@ public final class Appender {
    * (WAL record types 7-10), in order per series.
    */
   public void addHistogram(MemSeries s, long t, NativeHistogram h) {
-    @org.jspecify.annotations.Nullable NativeHistogram[] hs = histograms;
-    if (hs == null) {
-      hs = new NativeHistogram[series.length];
+    if (histograms == null) {
+      // As many as this batch reserved, not the thread's arrays' capacity (up to 16,384).
+      histograms = new NativeHistogram[Math.min(series.length, Math.max(size + 1, reserved))];
     }
-    add(s, t, h.count());
-    if (hs.length < series.length) {
-      hs = Arrays.copyOf(hs, series.length);
-    }
-    hs[size - 1] = h;
-    histograms = hs;
+    add(s, t, h.count()); // grows the histograms to cover the sample
+    histograms[size - 1] = h;
   }
 
   /**
@@ -231,6 +234,7 @@ public final class Appender {
     Arrays.fill(exemplars, 0, numExemplars, null);
     numExemplars = 0;
     source = -1;
+    reserved = 0;
     Batch b = borrowed;
     if (b != null) {
       if (b.series != series) {

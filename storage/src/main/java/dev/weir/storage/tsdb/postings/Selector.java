@@ -29,18 +29,23 @@ public final class Selector {
   }
 
   private static int[] selectOne(PostingsSource index, Matcher m) {
+    // Every series before the pairs to subtract from it: the head publishes a new series' pairs
+    // before its ref in all, so a series in this snapshot of all has its pairs visible below.
     if (m.type() == Matcher.Type.NEQ) {
       // The complement of one value, as Prometheus does: no value of the name is looked at.
-      int[] other = index.get(m.name(), m.value());
       if (m.value().isEmpty()) { // a!="": every series with a value for a
-        return Sorted.subtract(Sorted.union(index.refsMatching(m.name(), PostingsSource.ANY)), other);
+        List<int[]> valued = index.refsMatching(m.name(), PostingsSource.ANY);
+        return Sorted.subtract(Sorted.union(valued), index.get(m.name(), ""));
       }
-      return other.length == 0 ? index.all() : Sorted.subtract(index.all(), other);
+      int[] all = index.all();
+      int[] other = index.get(m.name(), m.value());
+      return other.length == 0 ? all : Sorted.subtract(all, other);
     }
     if (m.matchesEmpty()) {
       // Every series, minus those whose value for the label does not match.
+      int[] all = index.all();
       List<int[]> excluded = index.refsMatching(m.name(), v -> !m.matches(v));
-      return excluded.isEmpty() ? index.all() : Sorted.subtract(index.all(), Sorted.union(excluded));
+      return excluded.isEmpty() ? all : Sorted.subtract(all, Sorted.union(excluded));
     }
     if (m.type() == Matcher.Type.EQ) {
       return index.get(m.name(), m.value());

@@ -88,6 +88,34 @@ class AppenderTest {
     assertThat(values("dropped")).containsExactly(1.0);
   }
 
+  /**
+   * Histograms in a batch on borrowed arrays: the histogram array is sized by the batch, and
+   * grows when more samples follow than were reserved (a commit reads it at every sample).
+   */
+  @Test
+  void histogramsAmongMoreSamplesThanReservedAreAllCommitted() {
+    Appender big = head.appender();
+    big.reserve(10_000); // the thread's arrays grow to 10,000 and stay
+    big.release();
+    Appender a = head.appender();
+    a.reserve(2);
+    assertThat(a.holdsThreadArrays()).isTrue();
+    MemSeries f = a.series(Labels.of("__name__", "f"));
+    MemSeries h = a.series(Labels.of("__name__", "h"));
+    a.add(f, 0, 0);
+    a.addHistogram(h, 0, TenantHeadHistogramTest.ints(1));
+    for (int i = 1; i <= 300; i++) {
+      a.add(f, i, i);
+      if (i % 100 == 0) {
+        a.addHistogram(h, i, TenantHeadHistogramTest.ints(i + 1));
+      }
+    }
+    assertThat(a.commit(false).appended()).isEqualTo(305);
+    assertThat(values("f")).hasSize(301);
+    List<SeriesChunks> hs = head.select(Long.MIN_VALUE, Long.MAX_VALUE, List.of(Matcher.eq("__name__", "h")));
+    assertThat(hs.get(0).histograms(Long.MIN_VALUE, Long.MAX_VALUE).size()).isEqualTo(4);
+  }
+
   @Test
   void aBatchLargerThanTheArraysKeptIsItsOwn() {
     Appender a = head.appender();
