@@ -466,7 +466,7 @@ public final class CompareRunner {
     int series = opt("memorySeries", 1_000_000);
     int connections = opt("connections", 4);
     out("");
-    out("## RSS per active series: " + series + " series x 2 samples, then 15 s idle");
+    out("## RSS per active series: " + series + " series x 2 samples, then 15 s idle (and 45 s)");
     BenchData data = new BenchData(series, 2);
     long t0 = (System.currentTimeMillis() / STEP) * STEP - 3 * STEP;
     List<List<byte[]>> bodies = bodies(data, 2, connections, t0);
@@ -485,6 +485,13 @@ public final class CompareRunner {
         out(String.format("%-12s %12.0f %14.0f %12.1f   (idle RSS before: %.0f MB, errors %d)", system, rss / 1e6,
             (double) rss / series, l.seconds(), base / 1e6, l.failures()));
         nativeMemory("mem-" + system, t.pid());
+        // The goal row stays at 15 s; 30 s later tells whether the figure was still settling then
+        // (a collector returning memory after the load, for instance).
+        Thread.sleep(30_000);
+        long later = ProcStats.rssBytes(t.pid());
+        value("mem." + system + ".bytes_per_series_45s", (double) later / series);
+        out(String.format("%-12s %12.0f %14.0f   (the same, 45 s after the load)", system, later / 1e6,
+            (double) later / series));
         if (system.equals("weir")) {
           replay(t, series);
         }
