@@ -130,7 +130,7 @@ public final class Ingester implements Service, PushHandler {
         continue;
       }
       MemSeries created = appendSeries(app, null, labels, null, 0, ts.getSamplesCount(),
-          i -> ts.getSamples(i).getTimestamp(), i -> ts.getSamples(i).getValue(), maxTime, errors);
+          i -> ts.getSamples(i).getTimestamp(), i -> ts.getSamples(i).getValue(), maxTime, sc.fresh(), errors);
       if (ts.getHistogramsCount() > 0) {
         appendHistograms(app, created, labels, new ProtoHistograms(ts), l, maxTime, errors);
       }
@@ -182,7 +182,9 @@ public final class Ingester implements Service, PushHandler {
 
   private void push(String tenant, WireBatch batch, boolean durable, long sourceOffset, long nowMillis,
       WireSeries ws) {
-    Scope sc = begin(tenant, nowMillis < 0 ? wallClock.getAsLong() : nowMillis);
+    // A Kafka record the WAL had applied before a restart (its refusals count as duplicates).
+    boolean reRead = sourceOffset >= 0 && sourceOffset <= reReadUpTo;
+    Scope sc = begin(tenant, nowMillis < 0 ? wallClock.getAsLong() : nowMillis, reRead);
     try {
       push(tenant, batch, durable, sourceOffset, ws, sc);
     } finally {
@@ -249,7 +251,7 @@ public final class Ingester implements Service, PushHandler {
         }
       }
       MemSeries created = appendSeries(app, series, labels, canonical, canonical == null ? 0 : ws.labelsHash(),
-          ws.samples(), timestamps, values, maxTime, errors);
+          ws.samples(), timestamps, values, maxTime, sc.fresh(), errors);
       if (labels == null && (ws.histograms() > 0 || ws.exemplars() > 0)) {
         labels = series.labels();
       }
@@ -275,23 +277,43 @@ public final class Ingester implements Service, PushHandler {
     if (sourceOffset >= 0) {
       app.source(sourceOffset);
     }
-    finish(tenant, sc, app.commit(durable), batch.metadata(), errors, sourceOffset >= 0 && sourceOffset <= reReadUpTo,
-        durable);
+    finish(tenant, sc, app.commit(durable), batch.metadata(), errors, sc.fresh().reRead, durable);
   }
 
-  /** What one push works with: the tenant's limits and head, an appender, its errors, the newest time allowed. */
-  private record Scope(Limits limits, TenantHead head, Appender app, PushErrors errors, long maxTime) {}
+  /**
+   * What one push works with: the tenant's limits and head, an appender, its errors, the newest
+   * time allowed, and what a new series' samples are checked against before it is created.
+   */
+  private record Scope(Limits limits, TenantHead head, Appender app, PushErrors errors, long maxTime,
+      NewSeriesCheck fresh) {}
+
+  /**
+   * The samples of series that do not exist yet which the head would refuse at the commit
+   * ({@link TenantHead#newSeriesBound}): they are refused before the series is created, for the
+   * same reason and with the same message. In a Kafka record read again after a restart
+   * ({@code reRead}) they count as duplicates, as the commit's refusals do.
+   */
+  private static final class NewSeriesCheck {
+    final TenantHead.NewSeriesBound bound;
+    final boolean reRead;
+    int reReadRefused;
+
+    NewSeriesCheck(TenantHead.NewSeriesBound bound, boolean reRead) {
+      this.bound = bound;
+      this.reRead = reRead;
+    }
+  }
 
   private Scope begin(String tenant) {
-    return begin(tenant, wallClock.getAsLong());
+    return begin(tenant, wallClock.getAsLong(), false);
   }
 
-  private Scope begin(String tenant, long nowMillis) {
+  private Scope begin(String tenant, long nowMillis, boolean reRead) {
     Limits l = limits.apply(tenant);
     TenantHead head = tsdb.head(tenant);
     metrics.tenantHead(head);
     return new Scope(l, head, head.appender(), new PushErrors(tenant, metrics, clientErrorLog),
-        nowMillis + l.creationGracePeriod().toMillis());
+        nowMillis + l.creationGracePeriod().toMillis(), new NewSeriesCheck(head.newSeriesBound(), reRead));
   }
 
   private static WireSeries.WireExemplar wireExemplar(dev.weir.proto.prompb.Exemplar e) {
@@ -336,14 +358,16 @@ public final class Ingester implements Service, PushHandler {
    * refused, and the series is created (when {@code known} is null) at its first acceptable
    * sample, so a series whose samples are all refused is not created: from {@code canonical}, its
    * labels' canonical encoding with their hash {@code hash}, when given, else from {@code labels}.
+   * Until it exists, samples the head would refuse as too old ({@code fresh}) are refused here.
    *
    * @return the series, or null when it was not known and none of its samples was acceptable
    */
   private static @Nullable MemSeries appendSeries(Appender app, @Nullable MemSeries known, @Nullable Labels labels,
       byte @Nullable [] canonical, int hash, int samples, IntToLongFunction timestamp, IntToDoubleFunction value,
-      long maxTime, PushErrors errors) {
+      long maxTime, NewSeriesCheck fresh, PushErrors errors) {
     MemSeries series = known;
     String text = null; // the series in messages, decoded once at the first refusal
+    Labels decoded = null;
     for (int i = 0; i < samples; i++) {
       long t = timestamp.applyAsLong(i);
       if (t > maxTime) {
@@ -353,6 +377,18 @@ public final class Ingester implements Service, PushHandler {
         }
         errors.add("sample_too_far_in_future", 1, "received a sample whose timestamp is too far in the"
             + " future, timestamp: " + t + ", series: '" + text + "'");
+        continue;
+      }
+      if (series == null && t < fresh.bound.below()) {
+        if (fresh.reRead) {
+          fresh.reReadRefused++;
+        } else {
+          if (decoded == null) {
+            decoded = canonical != null ? Labels.fromWireEncoding(canonical, hash) : labelsOf(known, labels);
+          }
+          errors.add(fresh.bound.reason().id(), 1,
+              Rejection.message(fresh.bound.reason(), t, value.applyAsDouble(i), false, decoded));
+        }
         continue;
       }
       if (series == null) {
@@ -509,7 +545,7 @@ public final class Ingester implements Service, PushHandler {
     }
     metrics.ingested(tenant, r.appended());
     metrics.outOfOrder(tenant, r.outOfOrder());
-    metrics.duplicates(tenant, r.duplicates() + reReadRejections);
+    metrics.duplicates(tenant, r.duplicates() + reReadRejections + sc.fresh().reReadRefused);
     errors.throwIfAny();
   }
 

@@ -55,9 +55,14 @@ class IngesterReReadTest {
 
   /** Kafka record {@code k}: one sample of series up{job="a"} at T0 + k × 10 min. */
   private void push(int k, long offset) {
+    push("a", k, offset);
+  }
+
+  /** The same for up{job=...}. */
+  private void push(String job, int k, long offset) {
     WriteRequest r = WriteRequest.newBuilder().addTimeseries(TimeSeries.newBuilder()
         .addLabels(Label.newBuilder().setName("__name__").setValue("up"))
-        .addLabels(Label.newBuilder().setName("job").setValue("a"))
+        .addLabels(Label.newBuilder().setName("job").setValue(job))
         .addSamples(Sample.newBuilder().setTimestamp(T0 + k * 600_000L).setValue(k))).build();
     ingester.push("tenant", WireBatch.scan(r.toByteArray()), true, offset);
   }
@@ -92,5 +97,38 @@ class IngesterReReadTest {
     // The same sample in a record the WAL never had is a real out-of-order sample.
     assertThatThrownBy(() -> push(0, 100 + RECORDS)).isInstanceOf(ClientErrorException.class);
     assertThat(metric("weir_discarded_samples_total")).isEqualTo(1);
+  }
+
+  /**
+   * A series whose samples all went into the block is gone from the head after the restart: its
+   * re-read records neither count as discards nor bring it back empty (the samples are refused
+   * before the series would be created, and counted as duplicates as the commit's refusals are).
+   */
+  @Test
+  void reReadRecordsOfASeriesGoneFromTheHeadCountAsDuplicatesAndDoNotCreateIt() throws Exception {
+    start();
+    for (int k = 0; k < RECORDS; k++) {
+      push(k, 100 + 2 * k);
+      if (k < 5) {
+        push("gone", k, 101 + 2 * k);
+      }
+    }
+    ingester.tsdb().compactAll();
+    ingester.stop();
+    start();
+    int before = ingester.tsdb().head("tenant").numSeries();
+    assertThat(before).as("up{job=\"a\"} only").isEqualTo(1);
+    for (int k = 0; k < 5; k++) {
+      push("gone", k, 101 + 2 * k);
+    }
+    assertThat(metric("weir_discarded_samples_total")).as("not discards").isZero();
+    assertThat(metric("weir_ingester_duplicate_samples_total")).isEqualTo(5);
+    assertThat(ingester.tsdb().head("tenant").numSeries()).as("not created again").isEqualTo(1);
+
+    // The same sample in a record the WAL never had is refused as too old, still without a series.
+    assertThatThrownBy(() -> push("gone", 0, 100 + 2 * RECORDS)).isInstanceOf(ClientErrorException.class)
+        .hasMessageContaining("too old for the head");
+    assertThat(metric("weir_discarded_samples_total")).isEqualTo(1);
+    assertThat(ingester.tsdb().head("tenant").numSeries()).isEqualTo(1);
   }
 }

@@ -11,12 +11,17 @@ public record Rejection(MemSeries series, long timestamp, double value, RejectRe
   }
 
   public String message() {
+    return message(reason, timestamp, value, histogram, series.labels());
+  }
+
+  /** The message of a refused sample of the series {@code labels} (any object printing them). */
+  public static String message(RejectReason reason, long timestamp, double value, boolean histogram, Object labels) {
     return reason.description()
         + " (timestamp="
         + timestamp
         + (histogram ? ", histogram count=" : ", value=")
         + value
         + ") for series "
-        + series.labels();
+        + labels;
   }
 }

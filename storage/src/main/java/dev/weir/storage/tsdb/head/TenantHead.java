@@ -270,6 +270,35 @@ public final class TenantHead {
     return minValidTime;
   }
 
+  /**
+   * Float samples older than {@code below} of a series that holds no sample yet are refused by
+   * every commit from now on, for {@code reason}; {@code below} is Long.MIN_VALUE when no time is
+   * certain to be refused.
+   */
+  public record NewSeriesBound(long below, RejectReason reason) {}
+
+  /**
+   * What {@link SampleCheck} refuses of a series that holds no sample, read without the append
+   * lock: older than the head's in-order lower bound, and with an out-of-order window also older
+   * than the head's newest time minus the window. Both times only rise, so a sample under the
+   * bound now is refused at any later commit (a window widened meanwhile by a runtime override
+   * aside: the sample is judged by the window in force when its push was checked). The ingester
+   * checks a new series' samples against it before it creates the series, as Prometheus' appender
+   * checks the bound before {@code getOrCreate}: a series whose samples are all too old is not
+   * created, logged, or counted against the tenant's series limit.
+   */
+  public NewSeriesBound newSeriesBound() {
+    long window = oooWindow.getAsLong();
+    long max = maxTime;
+    long lowest = Math.max(minValidTime, max == Long.MIN_VALUE ? Long.MIN_VALUE : max - config.chunkRangeMillis() / 2);
+    if (window <= 0) {
+      return new NewSeriesBound(lowest, RejectReason.OUT_OF_BOUNDS);
+    }
+    // With a window, the commit refuses only below the window too; an empty head has none yet.
+    return new NewSeriesBound(max == Long.MIN_VALUE ? Long.MIN_VALUE : Math.min(lowest, max - window),
+        RejectReason.TOO_OLD);
+  }
+
   /** Raises the minimum valid time, e.g. to the end of blocks found at start-up. */
   public void setMinValidTime(long t) {
     appendLock.lock();
