@@ -458,6 +458,40 @@ public final class CompareRunner {
       }
     }
     out(line.append(")").toString());
+    out(String.format("  (%s resident MB: anonymous %.0f, files %.0f, of which the class data sharing archive %.0f)", name,
+        statusField(pid, "RssAnon:") / 1024.0, statusField(pid, "RssFile:") / 1024.0, archiveRssKb(pid) / 1024.0));
+  }
+
+  /** A /proc/PID/status field in kB; -1 when the process is gone. */
+  static long statusField(long pid, String field) {
+    try {
+      for (String l : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
+        if (l.startsWith(field)) {
+          return Long.parseLong(l.replaceAll("[^0-9]", ""));
+        }
+      }
+    } catch (IOException e) {
+      // gone
+    }
+    return -1;
+  }
+
+  /** Resident kB of the process' mappings of {@code .jsa} files (class data sharing archives). */
+  static long archiveRssKb(long pid) {
+    long kb = 0;
+    boolean inArchive = false;
+    try {
+      for (String l : Files.readAllLines(Path.of("/proc/" + pid + "/smaps"))) {
+        if (l.matches("^[0-9a-f]+-[0-9a-f]+ .*")) {
+          inArchive = l.endsWith(".jsa");
+        } else if (inArchive && l.startsWith("Rss:")) {
+          kb += Long.parseLong(l.replaceAll("[^0-9]", ""));
+        }
+      }
+    } catch (IOException e) {
+      return -1;
+    }
+    return kb;
   }
 
   // ---------------------------------------------------------------- memory
@@ -511,7 +545,9 @@ public final class CompareRunner {
     new ProcessBuilder("kill", "-9", String.valueOf(pid)).start().waitFor();
     Thread.sleep(500);
     long start = System.nanoTime();
-    WeirProcess w = WeirProcess.launch(dir.resolve("restart"), launcherJvm, "--auth.multitenancy-enabled=false",
+    Path restartDir = dir.resolve("restart");
+    Files.createDirectories(restartDir);
+    WeirProcess w = WeirProcess.launch(restartDir, jvm(restartDir), "--auth.multitenancy-enabled=false",
         "--ingester.data-dir=" + dir.resolve("data"), "--ingester.max-global-series-per-user=0");
     try {
       w.awaitReady(Duration.ofMinutes(10));
@@ -527,7 +563,7 @@ public final class CompareRunner {
       out(String.format("weir restart after kill -9 with %d series: ready in %.1f s; WAL replay %s", series, secs,
           replay));
     } finally {
-      w.close();
+      stop(w);
     }
   }
 
