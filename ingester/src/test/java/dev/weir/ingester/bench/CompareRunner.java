@@ -72,6 +72,8 @@ public final class CompareRunner {
    * ({@code cds=false}: the launcher's options alone, as bin/weir's first start).
    */
   List<String> launcherJvm = LAUNCHER_JVM;
+  /** The options of classic-mode Weir processes (remote write and memory phases): {@link #launcherJvm} or its own archive's. */
+  List<String> classicJvm = LAUNCHER_JVM;
 
   public static void main(String[] args) throws Exception {
     CompareRunner r = new CompareRunner();
@@ -94,7 +96,12 @@ public final class CompareRunner {
 
   /** The launcher's JVM options, plus a JFR recording in {@code dir} with {@code jfr=true}. */
   List<String> jvm(Path dir) {
-    List<String> o = new ArrayList<>(launcherJvm);
+    return jvm(dir, launcherJvm);
+  }
+
+  /** As {@link #jvm(Path)}, from {@code base} instead of the launcher's options. */
+  List<String> jvm(Path dir, List<String> base) {
+    List<String> o = new ArrayList<>(base);
     if (on("jfr")) {
       o.add("-XX:StartFlightRecording=settings=profile,filename=" + dir.resolve("weir.jfr"));
     }
@@ -132,8 +139,13 @@ public final class CompareRunner {
         + " CPUs, work dir " + work);
     if (!"false".equals(opts.get("cds"))) {
       launcherJvm = WeirProcess.launcherJvmOptionsWithArchive(work.resolve("cds"));
+      classicJvm = "kafka".equals(opts.get("cds")) ? launcherJvm
+          : WeirProcess.launcherJvmOptionsWithClassicArchive(work.resolve("cds"));
     }
     out("Weir JVM options (bin/weir defaults): " + String.join(" ", launcherJvm));
+    if (!classicJvm.equals(launcherJvm)) {
+      out("Weir JVM options, classic mode (its own archive): " + String.join(" ", classicJvm));
+    }
     if (phase("rw")) {
       remoteWrite();
     }
@@ -277,7 +289,7 @@ public final class CompareRunner {
     Files.createDirectories(dir);
     switch (system) {
       case "weir", "weir-fsync-interval" -> {
-        WeirProcess w = WeirProcess.launch(dir, jvm(dir), "--auth.multitenancy-enabled=false",
+        WeirProcess w = WeirProcess.launch(dir, jvm(dir, classicJvm), "--auth.multitenancy-enabled=false",
             "--distributor.max-series-per-request=1000000", "--ingester.max-global-series-per-user=0",
             // weir: the default, every push waits for its WAL fsync (group commit); the variant
             // fsyncs every second, as Prometheus and VictoriaMetrics do (a crash of the process
@@ -547,7 +559,7 @@ public final class CompareRunner {
     long start = System.nanoTime();
     Path restartDir = dir.resolve("restart");
     Files.createDirectories(restartDir);
-    WeirProcess w = WeirProcess.launch(restartDir, jvm(restartDir), "--auth.multitenancy-enabled=false",
+    WeirProcess w = WeirProcess.launch(restartDir, jvm(restartDir, classicJvm), "--auth.multitenancy-enabled=false",
         "--ingester.data-dir=" + dir.resolve("data"), "--ingester.max-global-series-per-user=0");
     try {
       w.awaitReady(Duration.ofMinutes(10));

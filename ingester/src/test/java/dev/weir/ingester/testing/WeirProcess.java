@@ -154,6 +154,31 @@ public final class WeirProcess implements AutoCloseable {
     return List.copyOf(options);
   }
 
+  /**
+   * As {@link #launcherJvmOptionsWithArchive}, with the archive a classic-mode deployment's
+   * {@code bin/weir} writes at its first normal exit ({@code ingester/target/weir-bench-classic.jsa}):
+   * trained by a classic process (all components, no Kafka) that takes one remote write, a query
+   * and a scrape, so it holds only the classes that path loads.
+   */
+  public static List<String> launcherJvmOptionsWithClassicArchive(Path dir) {
+    List<String> launcher = launcherJvmOptions();
+    Path jar = RepoPaths.weirJar();
+    List<String> options = new ArrayList<>(launcher);
+    options.addAll(ClassDataSharing.archived(jar.resolveSibling("weir-bench-classic.jsa"), List.of(jar), dump -> {
+      Files.createDirectories(dir);
+      List<String> jvm = new ArrayList<>(launcher);
+      jvm.addAll(dump);
+      try (WeirProcess w = launch(dir.resolve("weir-classic"), jvm, "--auth.multitenancy-enabled=false")) {
+        w.awaitReady(Duration.ofSeconds(120));
+        pushOne(w, "cds");
+        w.get("/api/v1/series?match[]=cds");
+        w.get("/metrics");
+        w.terminate(Duration.ofSeconds(60)); // a normal exit: the JVM writes the archive
+      }
+    }));
+    return List.copyOf(options);
+  }
+
   /** Pushes one sample of the series {@code {__name__="<name>"}} through remote write. */
   private static void pushOne(WeirProcess w, String name) throws Exception {
     TimeSeries series = TimeSeries.newBuilder()
