@@ -21,6 +21,7 @@ import dev.weir.storage.wire.WireBatch;
 import dev.weir.storage.wire.WireFormatException;
 import dev.weir.storage.wire.WireSeries;
 import java.nio.file.Files;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
@@ -290,17 +291,49 @@ public final class Ingester implements Service, PushHandler {
   /**
    * The samples of series that do not exist yet which the head would refuse at the commit
    * ({@link TenantHead#newSeriesBound}): they are refused before the series is created, for the
-   * same reason and with the same message. In a Kafka record read again after a restart
-   * ({@code reRead}) they count as duplicates, as the commit's refusals do.
+   * same reason and with the same message, reported after the commit's refusals (as if the
+   * commit had refused them last). In a Kafka record read again after a restart ({@code reRead})
+   * they count as duplicates, as the commit's refusals do.
    */
   private static final class NewSeriesCheck {
     final TenantHead.NewSeriesBound bound;
     final boolean reRead;
     int reReadRefused;
+    private @Nullable List<Labels> refusedLabels;
+    private long @Nullable [] refusedTimes;
+    private double @Nullable [] refusedValues;
 
     NewSeriesCheck(TenantHead.NewSeriesBound bound, boolean reRead) {
       this.bound = bound;
       this.reRead = reRead;
+    }
+
+    /** A sample of series {@code labels} refused before its creation, reported by {@link #report}. */
+    void refused(Labels labels, long t, double v) {
+      if (refusedLabels == null) {
+        refusedLabels = new java.util.ArrayList<>();
+        refusedTimes = new long[8];
+        refusedValues = new double[8];
+      }
+      int n = refusedLabels.size();
+      if (n == refusedTimes.length) {
+        refusedTimes = Arrays.copyOf(refusedTimes, 2 * n);
+        refusedValues = Arrays.copyOf(refusedValues, 2 * n);
+      }
+      refusedLabels.add(labels);
+      refusedTimes[n] = t;
+      refusedValues[n] = v;
+    }
+
+    /** Adds the refused samples to the request's errors, one by one, as the commit's refusals are. */
+    void report(PushErrors errors) {
+      if (refusedLabels == null) {
+        return;
+      }
+      for (int i = 0; i < refusedLabels.size(); i++) {
+        errors.add(bound.reason().id(), 1, Rejection.message(bound.reason(), refusedTimes[i], refusedValues[i],
+            false, refusedLabels.get(i)));
+      }
     }
   }
 
@@ -379,15 +412,19 @@ public final class Ingester implements Service, PushHandler {
             + " future, timestamp: " + t + ", series: '" + text + "'");
         continue;
       }
-      if (series == null && t < fresh.bound.below()) {
+      // Only a series that does not exist is refused here: one made from canonical bytes was
+      // looked up by them and not found; one from decoded labels (the decoded path, or labels the
+      // bytes path could not key) is looked up now, on this rare branch. The samples of an
+      // existing series go to the commit, which may find them duplicates.
+      if (series == null && t < fresh.bound.below()
+          && (canonical != null || (series = app.existing(labelsOf(known, labels))) == null)) {
         if (fresh.reRead) {
           fresh.reReadRefused++;
         } else {
           if (decoded == null) {
             decoded = canonical != null ? Labels.fromWireEncoding(canonical, hash) : labelsOf(known, labels);
           }
-          errors.add(fresh.bound.reason().id(), 1,
-              Rejection.message(fresh.bound.reason(), t, value.applyAsDouble(i), false, decoded));
+          fresh.refused(decoded, t, value.applyAsDouble(i));
         }
         continue;
       }
@@ -543,6 +580,7 @@ public final class Ingester implements Service, PushHandler {
         errors.add(rej.reason().id(), 1, rej.message());
       }
     }
+    sc.fresh().report(errors);
     metrics.ingested(tenant, r.appended());
     metrics.outOfOrder(tenant, r.outOfOrder());
     metrics.duplicates(tenant, r.duplicates() + reReadRejections + sc.fresh().reReadRefused);

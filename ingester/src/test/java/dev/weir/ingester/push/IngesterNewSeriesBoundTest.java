@@ -82,11 +82,12 @@ class IngesterNewSeriesBoundTest {
     return s.isEmpty() ? 0 : s.get(0).samples(Long.MIN_VALUE, Long.MAX_VALUE).size();
   }
 
+  /** The sum of a counter's series with this reason label ("": all). */
   private double metric(String name, String reason) {
     java.util.regex.Matcher m = Pattern.compile("(?m)^" + Pattern.quote(name) + "\\{([^}]*)\\} (\\S+)$").matcher(registry.scrape());
     double sum = 0;
     while (m.find()) {
-      if (m.group(1).contains("reason=\"" + reason + "\"")) {
+      if (reason.isEmpty() || m.group(1).contains("reason=\"" + reason + "\"")) {
         sum += Double.parseDouble(m.group(2));
       }
     }
@@ -145,5 +146,61 @@ class IngesterNewSeriesBoundTest {
     assertThat(head().numSeries()).as("a and inside").isEqualTo(2);
     assertThat(stored("inside")).isEqualTo(1);
     assertThat(metric("weir_discarded_samples_total", "sample_too_old")).isEqualTo(1);
+  }
+
+  /**
+   * Only series that do not exist are refused before the commit: a resent old sample of an
+   * existing series stays a silent duplicate, and an old new sample of one stays out of order,
+   * on the decoded path (gRPC push, OTLP), on the bytes path with labels it cannot key (non-ASCII)
+   * and with an out-of-order window.
+   */
+  @Test
+  void theSamplesOfExistingSeriesAreLeftToTheCommit() throws Exception {
+    start(0);
+    long old = NOW - 90 * 60_000L;
+    // Both series in one request into the empty head: nothing is out of bounds yet.
+    ingester.push(TENANT, WriteRequest.newBuilder().addTimeseries(request("a", old, NOW - 60_000).getTimeseries(0))
+        .addTimeseries(request("é", old, NOW - 60_000).getTimeseries(0)).build(), true);
+    ingester.push(TENANT, request("a", old), true); // decoded path: a retried request
+    pushBytes("é", old); // bytes path, labels not keyed (non-ASCII)
+    assertThat(metric("weir_ingester_duplicate_samples_total", "")).isEqualTo(2);
+    assertThat(metric("weir_discarded_samples_total", "")).isZero();
+
+    assertThat(refusal(() -> ingester.push(TENANT, request("a", NOW - 80 * 60_000L), true)))
+        .startsWith("sample_out_of_order");
+    assertThat(head().numSeries()).isEqualTo(2);
+  }
+
+  @Test
+  void withAWindowAResentOutOfOrderSampleOfAnExistingSeriesIsADuplicate() throws Exception {
+    start(30 * 60_000L);
+    long minute = 60_000L;
+    ingester.push(TENANT, request("a", NOW - 100 * minute), true);
+    // b's second sample is out of order, inside the window of the head's newest time then.
+    ingester.push(TENANT, request("b", NOW - 100 * minute, NOW - 110 * minute), true);
+    ingester.push(TENANT, request("a", NOW - minute), true);
+    assertThat(head().newSeriesBound().below()).as("b's out-of-order sample is under the bound now")
+        .isGreaterThan(NOW - 110 * minute);
+
+    ingester.push(TENANT, request("b", NOW - 110 * minute), true); // resent: found, a duplicate
+    assertThat(metric("weir_ingester_duplicate_samples_total", "")).isEqualTo(1);
+    assertThat(metric("weir_discarded_samples_total", "")).isZero();
+    assertThat(refusal(() -> ingester.push(TENANT, request("c", NOW - 110 * minute), true)))
+        .startsWith("sample_too_old");
+    assertThat(head().numSeries()).isEqualTo(2);
+  }
+
+  /** The commit's refusals are reported first, as when the refusal of a new series came from it. */
+  @Test
+  void theCommitsRefusalsStayTheFirstError() throws Exception {
+    start(0);
+    pushBytes("a", NOW - 60_000);
+    WriteRequest both = WriteRequest.newBuilder()
+        .addTimeseries(request("a", NOW - 30 * 60_000L).getTimeseries(0))
+        .addTimeseries(request("new", NOW - 2 * HOUR).getTimeseries(0)).build();
+    String first = refusal(() -> ingester.push(TENANT, WireBatch.scan(both.toByteArray())));
+    assertThat(first).startsWith("sample_out_of_order");
+    assertThat(metric("weir_discarded_samples_total", "sample_out_of_bounds")).isEqualTo(1);
+    assertThat(metric("weir_discarded_samples_total", "sample_out_of_order")).isEqualTo(1);
   }
 }
