@@ -301,14 +301,57 @@ final class ValueMap {
   java.util.List<int[]> refsMatching(Predicate<String> matches) {
     Object[] entries = table.entries;
     java.util.List<int[]> out = new java.util.ArrayList<>();
-    for (int i = 0; i < entries.length; i++) {
-      Object e = ENTRIES.getAcquire(entries, i);
-      if (e != null && (matches == PostingsSource.ANY || matches.test(valueString(e)))) {
-        out.add(e instanceof MemSeries one ? new int[] {one.ref()} : ((PostingList) e).snapshot());
+    if (matches == PostingsSource.ANY) {
+      for (int i = 0; i < entries.length; i++) {
+        Object e = ENTRIES.getAcquire(entries, i);
+        if (e != null) {
+          out.add(e instanceof MemSeries one ? new int[] {one.ref()} : ((PostingList) e).snapshot());
+        }
+      }
+      return out;
+    }
+    // A value is in its series' label bytes or its list's value bytes, scattered over the heap:
+    // each block of entries is read in three passes, so that the cache misses of one pass are
+    // independent loads the processor overlaps (the entries, then their arrays' first lines,
+    // then the rest of each label array) before the values are decoded and tested one by one.
+    Object[] block = new Object[WARM_BLOCK];
+    int sink = 0;
+    for (int from = 0; from < entries.length; from += WARM_BLOCK) {
+      int n = 0;
+      for (int i = from, end = Math.min(entries.length, from + WARM_BLOCK); i < end; i++) {
+        Object e = ENTRIES.getAcquire(entries, i);
+        if (e != null) {
+          block[n++] = e;
+        }
+      }
+      for (int k = 0; k < n; k++) {
+        sink += block[k] instanceof MemSeries s ? s.labelBytes().length : ((PostingList) block[k]).value().length;
+      }
+      for (int k = 0; k < n; k++) {
+        if (block[k] instanceof MemSeries s) {
+          byte[] b = s.labelBytes();
+          for (int j = 64; j < b.length; j += 64) {
+            sink += b[j];
+          }
+        }
+      }
+      for (int k = 0; k < n; k++) {
+        Object e = block[k];
+        if (matches.test(valueString(e))) {
+          out.add(e instanceof MemSeries one ? new int[] {one.ref()} : ((PostingList) e).snapshot());
+        }
       }
     }
+    warmed = sink;
     return out;
   }
+
+  /** Entries read ahead per block by {@link #refsMatching}. */
+  private static final int WARM_BLOCK = 32;
+
+  /** What {@link #refsMatching}'s reads ahead summed, kept so that they are not optimized away. */
+  @SuppressWarnings("unused")
+  private static volatile int warmed;
 
   /**
    * The values as a live view without a copy of the table: an iteration walks the table of the

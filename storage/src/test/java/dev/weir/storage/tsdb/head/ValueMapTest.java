@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.storage.tsdb.labels.LabelNames;
 import dev.weir.storage.tsdb.labels.Labels;
+import dev.weir.storage.tsdb.postings.PostingsSource;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -105,6 +106,19 @@ class ValueMapTest {
     assertThat(m.get("")).isNull();
     assertThat(m.values()).hasSize(reference.size()).containsExactlyInAnyOrderElementsOf(reference.keySet());
     assertThat(m.tableBytes()).as("load at most one half").isEqualTo(2 * (16 + 4L * 16_384));
+    // Each value that matches once, with its refs, series and lists alike, across every block
+    // refsMatching reads ahead (values are decoded from the entries, not taken from the map).
+    java.util.function.Predicate<String> matches = v -> v.endsWith("1") || v.endsWith("35");
+    List<String> expected = new ArrayList<>();
+    reference.forEach((k, v) -> {
+      if (matches.test(k)) {
+        expected.add(java.util.Arrays.toString(v instanceof MemSeries s ? new int[] {s.ref()}
+            : ((PostingList) v).snapshot()));
+      }
+    });
+    assertThat(m.refsMatching(matches).stream().map(java.util.Arrays::toString).toList())
+        .hasSizeGreaterThan(500).containsExactlyInAnyOrderElementsOf(expected);
+    assertThat(m.refsMatching(PostingsSource.ANY)).hasSize(reference.size());
     long lists = reference.values().stream().filter(e -> e instanceof PostingList)
         .mapToLong(e -> ValueMap.arrayBytes(((PostingList) e).value().length)).sum();
     assertThat(m.keyBytes()).as("only the lists' values are the map's").isEqualTo(lists).isPositive();
