@@ -141,6 +141,10 @@ public final class CompareRunner {
       launcherJvm = WeirProcess.launcherJvmOptionsWithArchive(work.resolve("cds"));
       classicJvm = "kafka".equals(opts.get("cds")) ? launcherJvm
           : WeirProcess.launcherJvmOptionsWithClassicArchive(work.resolve("cds"));
+      if (classicJvm.stream().noneMatch(o -> o.startsWith("-XX:SharedArchiveFile="))) {
+        out("(the classic-mode archive could not be trained: classic-mode processes map the Kafka-mode one)");
+        classicJvm = launcherJvm;
+      }
     }
     out("Weir JVM options (bin/weir defaults): " + String.join(" ", launcherJvm));
     if (!classicJvm.equals(launcherJvm)) {
@@ -278,10 +282,13 @@ public final class CompareRunner {
 
   /** Stops a Weir process; with {@code jfr} by SIGTERM first, since the recording is written at exit. */
   void stop(WeirProcess w) throws Exception {
-    if (on("jfr")) {
-      w.terminate(Duration.ofMinutes(1));
+    try {
+      if (on("jfr")) {
+        w.terminate(Duration.ofMinutes(1));
+      }
+    } finally {
+      w.close();
     }
-    w.close();
   }
 
   Target start(String system, String name) throws Exception {
@@ -470,7 +477,8 @@ public final class CompareRunner {
       }
     }
     out(line.append(")").toString());
-    out(String.format("  (%s resident MB: anonymous %.0f, files %.0f, of which the class data sharing archive %.0f)", name,
+    out(String.format("  (%s resident MB: anonymous %.0f, files %.0f; class data sharing archive mappings, the JDK's"
+        + " base archive included, anonymous and file pages: %.0f)", name,
         statusField(pid, "RssAnon:") / 1024.0, statusField(pid, "RssFile:") / 1024.0, archiveRssKb(pid) / 1024.0));
   }
 
