@@ -106,8 +106,9 @@ class ValueMapTest {
     assertThat(m.get("")).isNull();
     assertThat(m.values()).hasSize(reference.size()).containsExactlyInAnyOrderElementsOf(reference.keySet());
     assertThat(m.tableBytes()).as("load at most one half").isEqualTo(2 * (16 + 4L * 16_384));
-    // Each value that matches once, with its refs, series and lists alike, across every block
-    // refsMatching reads ahead (values are decoded from the entries, not taken from the map).
+    // Each value that matches once, with its refs, series and lists alike, across the 512 blocks
+    // refsMatching reads ahead (values are decoded from the entries, not taken from the map). A
+    // last partial block (tables of 4-16 slots) is PostingsIndexTest's.
     java.util.function.Predicate<String> matches = v -> v.endsWith("1") || v.endsWith("35");
     List<String> expected = new ArrayList<>();
     reference.forEach((k, v) -> {
