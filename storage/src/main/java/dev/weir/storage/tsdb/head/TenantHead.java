@@ -283,9 +283,10 @@ public final class TenantHead {
    * than the head's newest time minus the window. Both times only rise, so a sample under the
    * bound now is refused at any later commit (a window widened meanwhile by a runtime override
    * aside: the sample is judged by the window in force when its push was checked). The ingester
-   * checks a new series' samples against it before it creates the series, as Prometheus' appender
-   * checks the bound before {@code getOrCreate}: a series whose samples are all too old is not
-   * created, logged, or counted against the tenant's series limit.
+   * checks a new series' samples against it before it creates the series (Prometheus' appender
+   * refuses on its bound before {@code getOrCreate} when out-of-order ingestion is off): a series
+   * whose samples are all too old is not created, and takes no place under the tenant's series
+   * limit.
    */
   public NewSeriesBound newSeriesBound() {
     long window = oooWindow.getAsLong();
