@@ -143,11 +143,7 @@ public final class WeirProcess implements AutoCloseable {
             "--ingest-storage.kafka.address=" + broker.bootstrap(), "--ingest-storage.kafka.topic=cds",
             "--ingester.id=ingester-0", "--auth.multitenancy-enabled=false",
             "--ingester.partition-ring.min-partition-owners-duration=0s")) {
-          w.awaitReady(Duration.ofSeconds(120));
-          pushOne(w, "cds");
-          w.get("/api/v1/series?match[]=cds");
-          w.get("/metrics");
-          w.terminate(Duration.ofSeconds(60)); // a normal exit: the JVM writes the archive
+          trainAndExit(w);
         }
       }
     }));
@@ -169,14 +165,22 @@ public final class WeirProcess implements AutoCloseable {
       List<String> jvm = new ArrayList<>(launcher);
       jvm.addAll(dump);
       try (WeirProcess w = launch(dir.resolve("weir-classic"), jvm, "--auth.multitenancy-enabled=false")) {
-        w.awaitReady(Duration.ofSeconds(120));
-        pushOne(w, "cds");
-        w.get("/api/v1/series?match[]=cds");
-        w.get("/metrics");
-        w.terminate(Duration.ofSeconds(60)); // a normal exit: the JVM writes the archive
+        trainAndExit(w);
       }
     }));
     return List.copyOf(options);
+  }
+
+  /**
+   * What a training process for an archive does once ready: one remote write, a query and a
+   * scrape, then a normal exit, at which the JVM writes the archive.
+   */
+  private static void trainAndExit(WeirProcess w) throws Exception {
+    w.awaitReady(Duration.ofSeconds(120));
+    pushOne(w, "cds");
+    w.get("/api/v1/series?match[]=cds");
+    w.get("/metrics");
+    w.terminate(Duration.ofSeconds(60));
   }
 
   /** Pushes one sample of the series {@code {__name__="<name>"}} through remote write. */
