@@ -130,24 +130,18 @@ public final class WeirProcess implements AutoCloseable {
    * paths. Without an archive (training failed) the launcher's options alone.
    */
   public static List<String> launcherJvmOptionsWithArchive(Path dir) {
-    List<String> launcher = launcherJvmOptions();
-    Path jar = RepoPaths.weirJar();
-    List<String> options = new ArrayList<>(launcher);
-    options.addAll(ClassDataSharing.archived(jar.resolveSibling("weir-bench.jsa"), List.of(jar), dump -> {
+    return withBenchArchive("weir-bench.jsa", (launcher, dump) -> {
       Files.createDirectories(dir);
       try (KafkaBroker broker = KafkaBroker.start(dir.resolve("kafka"))) {
         broker.createTopic("cds", 1);
-        List<String> jvm = new ArrayList<>(launcher);
-        jvm.addAll(dump);
-        try (WeirProcess w = launch(dir.resolve("weir"), jvm, "--ingest-storage.enabled=true",
+        try (WeirProcess w = launch(dir.resolve("weir"), concat(launcher, dump), "--ingest-storage.enabled=true",
             "--ingest-storage.kafka.address=" + broker.bootstrap(), "--ingest-storage.kafka.topic=cds",
             "--ingester.id=ingester-0", "--auth.multitenancy-enabled=false",
             "--ingester.partition-ring.min-partition-owners-duration=0s")) {
           trainAndExit(w);
         }
       }
-    }));
-    return List.copyOf(options);
+    });
   }
 
   /**
@@ -157,18 +151,37 @@ public final class WeirProcess implements AutoCloseable {
    * and a scrape, so it holds only the classes that path loads.
    */
   public static List<String> launcherJvmOptionsWithClassicArchive(Path dir) {
+    return withBenchArchive("weir-bench-classic.jsa", (launcher, dump) -> {
+      Files.createDirectories(dir);
+      try (WeirProcess w = launch(dir.resolve("weir-classic"), concat(launcher, dump),
+          "--auth.multitenancy-enabled=false")) {
+        trainAndExit(w);
+      }
+    });
+  }
+
+  /** How a benchmark archive is trained: a process started with the launcher's options and {@code dump}. */
+  private interface BenchTraining {
+    void run(List<String> launcher, List<String> dump) throws Exception;
+  }
+
+  /**
+   * The launcher's options plus the archive {@code file} next to {@code weir.jar}, trained by
+   * {@code training} when missing or stale; the launcher's options alone when training failed.
+   */
+  private static List<String> withBenchArchive(String file, BenchTraining training) {
     List<String> launcher = launcherJvmOptions();
     Path jar = RepoPaths.weirJar();
     List<String> options = new ArrayList<>(launcher);
-    options.addAll(ClassDataSharing.archived(jar.resolveSibling("weir-bench-classic.jsa"), List.of(jar), dump -> {
-      Files.createDirectories(dir);
-      List<String> jvm = new ArrayList<>(launcher);
-      jvm.addAll(dump);
-      try (WeirProcess w = launch(dir.resolve("weir-classic"), jvm, "--auth.multitenancy-enabled=false")) {
-        trainAndExit(w);
-      }
-    }));
+    options.addAll(ClassDataSharing.archived(jar.resolveSibling(file), List.of(jar),
+        dump -> training.run(launcher, dump)));
     return List.copyOf(options);
+  }
+
+  private static List<String> concat(List<String> a, List<String> b) {
+    List<String> out = new ArrayList<>(a);
+    out.addAll(b);
+    return out;
   }
 
   /**
