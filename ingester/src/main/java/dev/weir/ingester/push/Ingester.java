@@ -21,7 +21,6 @@ import dev.weir.storage.wire.WireBatch;
 import dev.weir.storage.wire.WireFormatException;
 import dev.weir.storage.wire.WireSeries;
 import java.nio.file.Files;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
@@ -299,9 +298,10 @@ public final class Ingester implements Service, PushHandler {
     final TenantHead.NewSeriesBound bound;
     final boolean reRead;
     int reReadRefused;
-    private @Nullable List<Labels> refusedLabels;
-    private long @Nullable [] refusedTimes;
-    private double @Nullable [] refusedValues;
+    private final List<Refused> refused = new java.util.ArrayList<>(0);
+
+    /** A float sample of series {@code labels} refused before its creation. */
+    private record Refused(Labels labels, long t, double v) {}
 
     NewSeriesCheck(TenantHead.NewSeriesBound bound, boolean reRead) {
       this.bound = bound;
@@ -310,29 +310,13 @@ public final class Ingester implements Service, PushHandler {
 
     /** A sample of series {@code labels} refused before its creation, reported by {@link #report}. */
     void refused(Labels labels, long t, double v) {
-      if (refusedLabels == null) {
-        refusedLabels = new java.util.ArrayList<>();
-        refusedTimes = new long[8];
-        refusedValues = new double[8];
-      }
-      int n = refusedLabels.size();
-      if (n == refusedTimes.length) {
-        refusedTimes = Arrays.copyOf(refusedTimes, 2 * n);
-        refusedValues = Arrays.copyOf(refusedValues, 2 * n);
-      }
-      refusedLabels.add(labels);
-      refusedTimes[n] = t;
-      refusedValues[n] = v;
+      refused.add(new Refused(labels, t, v));
     }
 
     /** Adds the refused samples to the request's errors, one by one, as the commit's refusals are. */
     void report(PushErrors errors) {
-      if (refusedLabels == null) {
-        return;
-      }
-      for (int i = 0; i < refusedLabels.size(); i++) {
-        errors.add(bound.reason().id(), 1, Rejection.message(bound.reason(), refusedTimes[i], refusedValues[i],
-            false, refusedLabels.get(i)));
+      for (Refused r : refused) {
+        errors.add(bound.reason().id(), 1, Rejection.message(bound.reason(), r.t(), r.v(), false, r.labels()));
       }
     }
   }
