@@ -20,9 +20,19 @@ import org.slf4j.LoggerFactory;
  * (docs/benchmarks.md). Both ratios are manageable flags, so every {@link #INTERVAL_SECONDS} this
  * measures the allocation rate and, once it has been below {@link #QUIET_SHARE_PER_SECOND} of the
  * committed heap per second for two intervals in a row, sets the quiet ratios (5 % to 10 % free)
- * and, when {@code -XX:+ExplicitGCInvokesConcurrent} is on, starts a concurrent cycle, whose
- * remark shrinks the heap to them (otherwise G1's periodic collection does it later). The first
- * interval above twice that share restores the ratios the process started with.
+ * and collects, so that G1 resizes the heap to them:
+ *
+ * <ul>
+ *   <li>without {@code -XX:+ExplicitGCInvokesConcurrent} (as in {@code bin/jvm.options})
+ *       the collection is a full, compacting one: G1 then shrinks the heap to the live set plus the
+ *       quiet free ratio. It pauses the process (about 0.3 s per 400 MB of live heap on two
+ *       cores, docs/benchmarks.md), so it runs at most once per {@link #MIN_FULL_GC_INTERVAL_NANOS}
+ *       (a process whose load comes and goes only lowers the ratios in between);
+ *   <li>with it, a concurrent cycle, whose remark shrinks the heap only as far as the garbage not
+ *       yet reclaimed lets it (at 1 M idle series about 70 MB more heap than after a full collection).
+ * </ul>
+ *
+ * The first interval above twice that share restores the ratios the process started with.
  *
  * <p>Only with G1 (other collectors size their heaps differently) and unless
  * {@code -Dweir.heap.adaptive=false}. One daemon thread; {@link #close} stops it.
@@ -36,6 +46,8 @@ public final class HeapTuner implements AutoCloseable {
   static final double QUIET_SHARE_PER_SECOND = 0.01;
   static final int QUIET_MIN_FREE = 5;
   static final int QUIET_MAX_FREE = 10;
+  /** The least time between two full collections started by the tuner: 10 minutes. */
+  static final long MIN_FULL_GC_INTERVAL_NANOS = 600_000_000_000L;
 
   /** What the tuner reads from and sets in the JVM (a fake in unit tests). */
   interface Jvm {
@@ -46,8 +58,8 @@ public final class HeapTuner implements AutoCloseable {
 
     void setFreeRatios(int min, int max);
 
-    /** Starts a concurrent collection cycle. */
-    void startConcurrentCycle();
+    /** Collects: {@code System.gc()}, a full collection or a concurrent cycle by the JVM's flags. */
+    void collect();
   }
 
   /** The decision part: quiet or busy from allocation rates, with hysteresis. Not thread-safe. */
@@ -90,15 +102,18 @@ public final class HeapTuner implements AutoCloseable {
 
   private final Jvm jvm;
   private final Policy policy;
-  private final boolean startCycles;
+  /** Whether {@link Jvm#collect} is a full collection (so rate-limited), not a concurrent cycle. */
+  private final boolean fullCollections;
   private final ScheduledExecutorService executor;
   private long lastAllocated;
   private long lastNanos;
+  private boolean collectedFull;
+  private long lastFullNanos;
 
-  HeapTuner(Jvm jvm, Policy policy, boolean startCycles) {
+  HeapTuner(Jvm jvm, Policy policy, boolean fullCollections) {
     this.jvm = jvm;
     this.policy = policy;
-    this.startCycles = startCycles;
+    this.fullCollections = fullCollections;
     this.executor = Executors.newSingleThreadScheduledExecutor(NamedThreads.factory("heap-tuner"));
   }
 
@@ -124,13 +139,13 @@ public final class HeapTuner implements AutoCloseable {
       boolean concurrent = Boolean.parseBoolean(hotspot.getVMOption("ExplicitGCInvokesConcurrent").getValue());
       sunThreads.setThreadAllocatedMemoryEnabled(true);
       Jvm jvm = hotspot(hotspot, sunThreads);
-      HeapTuner tuner = new HeapTuner(jvm, new Policy(min, max), concurrent);
+      HeapTuner tuner = new HeapTuner(jvm, new Policy(min, max), !concurrent);
       Gauge.builder("weir.jvm.heap.tuner.quiet", tuner, t -> t.policy.quiet() ? 1 : 0)
           .description("1 while the heap tuner holds the heap near the live set (allocation is slow),"
               + " 0 while G1 has the free ratios the process started with.").register(registry);
       tuner.start();
-      log.info("msg=\"heap tuner started\" busy_free_ratios={}-{} quiet_free_ratios={}-{} concurrent_cycle={}",
-          min, max, Math.min(QUIET_MIN_FREE, min), Math.min(QUIET_MAX_FREE, max), concurrent);
+      log.info("msg=\"heap tuner started\" busy_free_ratios={}-{} quiet_free_ratios={}-{} collection={}",
+          min, max, Math.min(QUIET_MIN_FREE, min), Math.min(QUIET_MAX_FREE, max), concurrent ? "concurrent" : "full");
       return tuner;
     } catch (RuntimeException e) {
       log.warn("msg=\"heap tuner not started\" err=\"{}\"", e.toString());
@@ -165,8 +180,8 @@ public final class HeapTuner implements AutoCloseable {
       }
 
       @Override
-      public void startConcurrentCycle() {
-        System.gc(); // concurrent with -XX:+ExplicitGCInvokesConcurrent, which the caller checked
+      public void collect() {
+        System.gc(); // concurrent with -XX:+ExplicitGCInvokesConcurrent, a full collection without
       }
     };
   }
@@ -195,10 +210,20 @@ public final class HeapTuner implements AutoCloseable {
     }
     jvm.setFreeRatios(ratios[0], ratios[1]);
     if (policy.quiet()) {
-      log.info("msg=\"allocation is slow: heap free ratios lowered\" min_free={} max_free={} committed_bytes={}",
-          ratios[0], ratios[1], jvm.committedHeapBytes());
-      if (startCycles) {
-        jvm.startConcurrentCycle();
+      boolean collect = !fullCollections || !collectedFull || nanos - lastFullNanos >= MIN_FULL_GC_INTERVAL_NANOS;
+      log.info("msg=\"allocation is slow: heap free ratios lowered\" min_free={} max_free={} committed_bytes={} collect={}",
+          ratios[0], ratios[1], jvm.committedHeapBytes(), collect ? (fullCollections ? "full" : "concurrent") : "no");
+      if (collect) {
+        if (fullCollections) {
+          collectedFull = true;
+          lastFullNanos = nanos;
+        }
+        long t0 = System.nanoTime();
+        jvm.collect();
+        if (fullCollections) {
+          log.info("msg=\"heap compacted\" committed_bytes={} seconds={}", jvm.committedHeapBytes(),
+              String.format("%.3f", (System.nanoTime() - t0) / 1e9));
+        }
       }
     } else {
       log.info("msg=\"allocation is fast again: heap free ratios restored\" min_free={} max_free={}",

@@ -33,11 +33,9 @@ class HeapTunerTest {
     assertThat(p.observe(0, 5, GB)).containsExactly(0, 5);
   }
 
-  @Test
-  void aTickSetsTheRatiosAndStartsACycleOnlyWhenItBecomesQuiet() {
-    List<String> calls = new ArrayList<>();
-    long[] allocated = {0};
-    HeapTuner.Jvm jvm = new HeapTuner.Jvm() {
+  /** A fake JVM that records what the tuner does; {@code allocated[0]} is its allocation counter. */
+  private static HeapTuner.Jvm recording(List<String> calls, long[] allocated) {
+    return new HeapTuner.Jvm() {
       @Override
       public long allocatedBytes() {
         return allocated[0];
@@ -54,11 +52,17 @@ class HeapTunerTest {
       }
 
       @Override
-      public void startConcurrentCycle() {
-        calls.add("cycle");
+      public void collect() {
+        calls.add("collect");
       }
     };
-    try (HeapTuner t = new HeapTuner(jvm, new HeapTuner.Policy(10, 30), true)) {
+  }
+
+  @Test
+  void aConcurrentCycleStartsEveryTimeTheProcessBecomesQuiet() {
+    List<String> calls = new ArrayList<>();
+    long[] allocated = {0};
+    try (HeapTuner t = new HeapTuner(recording(calls, allocated), new HeapTuner.Policy(10, 30), false)) {
       long s = 1_000_000_000L;
       allocated[0] = 500_000_000;
       t.tick(5 * s); // busy
@@ -67,14 +71,90 @@ class HeapTunerTest {
       t.tick(20 * s);
       allocated[0] += 2 * GB;
       t.tick(25 * s); // busy
-      assertThat(calls).containsExactly("5-10", "cycle", "10-30");
+      t.tick(30 * s);
+      t.tick(35 * s); // quiet again, 20 s later: a concurrent cycle costs no pause
+      assertThat(calls).containsExactly("5-10", "collect", "10-30", "5-10", "collect");
     }
-    calls.clear();
-    allocated[0] = 0;
-    try (HeapTuner t = new HeapTuner(jvm, new HeapTuner.Policy(10, 30), false)) {
-      t.tick(5_000_000_000L);
-      t.tick(10_000_000_000L);
-      assertThat(calls).as("without -XX:+ExplicitGCInvokesConcurrent: no System.gc()").containsExactly("5-10");
+  }
+
+  @Test
+  void aFullCollectionRunsAtMostOncePerIntervalHoweverOftenTheLoadStops() {
+    List<String> calls = new ArrayList<>();
+    long[] allocated = {0};
+    long s = 1_000_000_000L;
+    try (HeapTuner t = new HeapTuner(recording(calls, allocated), new HeapTuner.Policy(10, 30), true)) {
+      t.tick(5 * s);
+      t.tick(10 * s); // quiet: the first full collection
+      allocated[0] += 2 * GB;
+      t.tick(15 * s); // busy
+      t.tick(20 * s);
+      t.tick(25 * s); // quiet again, 15 s after the collection: ratios only
+      assertThat(calls).containsExactly("5-10", "collect", "10-30", "5-10");
+      calls.clear();
+      long later = 10 * s + HeapTuner.MIN_FULL_GC_INTERVAL_NANOS;
+      t.tick(later - 15 * s); // still quiet
+      allocated[0] += 2 * GB;
+      t.tick(later - 10 * s); // busy
+      t.tick(later - 5 * s);
+      t.tick(later); // quiet, the interval after the first collection: collects again
+      assertThat(calls).containsExactly("10-30", "5-10", "collect");
+      calls.clear();
+      allocated[0] += 2 * GB;
+      t.tick(later + 5 * s);
+      t.tick(later + 10 * s);
+      t.tick(later + HeapTuner.MIN_FULL_GC_INTERVAL_NANOS - 5 * s); // quiet, just inside the interval
+      assertThat(calls).containsExactly("10-30", "5-10");
+    }
+  }
+
+  /**
+   * What the tuner relies on, in a JVM started with {@code bin/jvm.options}' collector settings
+   * (G1, a small initial heap, no {@code -XX:+ExplicitGCInvokesConcurrent}): after the quiet ratios
+   * and {@link HeapTuner.Jvm#collect}, G1 keeps at most the quiet free share of the heap committed.
+   */
+  @Test
+  void aFullCollectionShrinksTheHeapToTheQuietRatio() throws Exception {
+    Process p = new ProcessBuilder(java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        "-XX:+UseG1GC", "-Xms64m", "-Xmx2g", "-XX:MinHeapFreeRatio=10", "-XX:MaxHeapFreeRatio=30",
+        "-cp", System.getProperty("java.class.path"), ShrinkProbe.class.getName())
+        .redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).trim();
+    assertThat(p.waitFor()).as(out).isZero();
+    String[] f = out.lines().reduce((a, b) -> b).orElseThrow().split(" ");
+    long grown = Long.parseLong(f[0]);
+    long committed = Long.parseLong(f[1]);
+    long used = Long.parseLong(f[2]);
+    long region = 32L << 20; // G1's largest region: the heap resizes in whole regions
+    assertThat(grown).as("the heap held 352 MB").isGreaterThan(352L << 20);
+    assertThat(used).as("the 96 MB still live, the garbage gone").isBetween(90L << 20, 128L << 20);
+    assertThat(committed).as("committed %d for %d used, down from %d", committed, used, grown)
+        .isLessThanOrEqualTo((long) (used / 0.9) + region)
+        .isLessThan(grown / 2);
+  }
+
+  /**
+   * {@link #aFullCollectionShrinksTheHeapToTheQuietRatio}'s JVM: 96 MB live and 256 MB of
+   * garbage in 1 KB arrays; prints the committed heap with both, then committed and used after the collection.
+   */
+  public static final class ShrinkProbe {
+    public static void main(String[] args) {
+      HeapTuner.Jvm jvm = HeapTuner.hotspot(ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class),
+          (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean());
+      java.lang.management.MemoryMXBean memory = ManagementFactory.getMemoryMXBean();
+      // 1 KB arrays, three in eleven kept: the garbage shares its regions with live data, so only
+      // a compacting collection (not a concurrent cycle's remark) can give those regions back.
+      List<byte[]> live = new ArrayList<>();
+      List<byte[]> held = new ArrayList<>();
+      for (int i = 0; i < 352 * 1024; i++) {
+        (i % 11 < 3 ? live : held).add(new byte[1000]);
+      }
+      jvm.collect();
+      long grown = memory.getHeapMemoryUsage().getCommitted();
+      held.clear();
+      jvm.setFreeRatios(HeapTuner.QUIET_MIN_FREE, HeapTuner.QUIET_MAX_FREE);
+      jvm.collect();
+      java.lang.management.MemoryUsage after = memory.getHeapMemoryUsage();
+      System.out.println(grown + " " + after.getCommitted() + " " + after.getUsed() + " " + live.size());
     }
   }
 
