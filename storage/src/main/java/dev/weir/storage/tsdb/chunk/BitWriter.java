@@ -18,13 +18,16 @@ class BitWriter {
   private static final int MAX_LEADING = 31;
 
   private static final byte[] EMPTY = new byte[0];
+  /** The longest stream, in bytes: its length in bits must fit an int. */
+  static final int MAX_BYTES = Integer.MAX_VALUE >>> 3;
 
   private byte[] buf;
-  private long bitLen;
+  /** Bits written; an int (4 bytes less per head series): a stream stays under 256 MiB ({@link #ensure}). */
+  private int bitLen;
 
   BitWriter(int headerBytes, int initialBytes) {
     buf = new byte[Math.max(initialBytes, headerBytes + 1)];
-    bitLen = 8L * headerBytes;
+    bitLen = 8 * headerBytes;
   }
 
   /** A writer without a buffer yet: {@link #restart} gives it one. */
@@ -42,7 +45,7 @@ class BitWriter {
     } else {
       Arrays.fill(buf, 0, sizeBytes(), (byte) 0);
     }
-    bitLen = 8L * headerBytes;
+    bitLen = 8 * headerBytes;
   }
 
   /** Drops the buffer; {@link #restart} must come before the next write. */
@@ -52,7 +55,7 @@ class BitWriter {
   }
 
   int sizeBytes() {
-    return (int) ((bitLen + 7) >>> 3);
+    return (bitLen + 7) >>> 3;
   }
 
   int capacityBytes() {
@@ -70,7 +73,22 @@ class BitWriter {
    */
   int touch() {
     byte[] b = buf;
-    return b.length == 0 ? 0 : b[(int) Math.min(bitLen >>> 3, b.length - 1)];
+    return b.length == 0 ? 0 : b[Math.min(bitLen >>> 3, b.length - 1)];
+  }
+
+  /**
+   * The unsigned LEB128 varint at byte {@code index} (written by whole bytes at a byte boundary);
+   * the stream must hold it.
+   */
+  long uvarintAt(int index) {
+    long x = 0;
+    for (int shift = 0; ; shift += 7) {
+      int b = buf[index++];
+      x |= (long) (b & 0x7f) << shift;
+      if (b >= 0) {
+        return x;
+      }
+    }
   }
 
   void setByte(int index, int value) {
@@ -84,7 +102,7 @@ class BitWriter {
   void writeBit(boolean bit) {
     ensure(1);
     if (bit) {
-      buf[(int) (bitLen >>> 3)] |= (byte) (0x80 >>> (bitLen & 7));
+      buf[bitLen >>> 3] |= (byte) (0x80 >>> (bitLen & 7));
     }
     bitLen++;
   }
@@ -100,8 +118,8 @@ class BitWriter {
     }
     ensure(n);
     long v = n == 64 ? bits : bits & ((1L << n) - 1);
-    int idx = (int) (bitLen >>> 3);
-    int free = 8 - (int) (bitLen & 7);
+    int idx = bitLen >>> 3;
+    int free = 8 - (bitLen & 7);
     bitLen += n;
     if (n <= free) {
       buf[idx] |= (byte) (v << (free - n));
@@ -231,9 +249,12 @@ class BitWriter {
   }
 
   private void ensure(int moreBits) {
-    long needBytes = (bitLen + moreBits + 7) >>> 3;
+    long needBytes = ((long) bitLen + moreBits + 7) >>> 3;
     if (needBytes > buf.length) {
-      buf = Arrays.copyOf(buf, (int) Math.max(needBytes, buf.length + (buf.length >> 1)));
+      if (needBytes > MAX_BYTES) {
+        throw new IllegalStateException("a chunk's bit stream would pass " + MAX_BYTES + " bytes");
+      }
+      buf = Arrays.copyOf(buf, (int) Math.min(MAX_BYTES, Math.max(needBytes, buf.length + (buf.length >> 1))));
     }
   }
 

@@ -23,14 +23,14 @@ package dev.weir.storage.tsdb.chunk;
  */
 public abstract class XorChunkBase extends BitWriter {
   private static final int INITIAL_BYTES = 32;
+  /** The most samples a chunk holds: its count is two bytes (Prometheus' uint16). */
+  public static final int MAX_SAMPLES = 0xffff;
 
   /** The newest sample's time; {@code Long.MIN_VALUE} before any. */
   protected long lastTime = Long.MIN_VALUE;
   /** The newest sample's value bits ({@link Double#doubleToRawLongBits}). */
   protected long lastBits;
   private long tDelta;
-  private long chunkMinTime;
-  private int chunkSamples;
   /** The XOR window: leading zeros (0xff: none yet) and trailing zeros, as unsigned bytes. */
   private byte leading = (byte) 0xff;
   private byte trailing;
@@ -42,19 +42,27 @@ public abstract class XorChunkBase extends BitWriter {
     super(2, Math.max(initialBytes, 4));
   }
 
-  /** Samples in the chunk. */
+  /**
+   * Samples in the chunk: its 2-byte header, the only count kept (a head series is 4 bytes
+   * smaller without a field for it); 0 without a buffer.
+   */
   protected final int xorSamples() {
-    return chunkSamples;
+    return capacityBytes() == 0 ? 0 : getByte(0) << 8 | getByte(1);
   }
 
-  /** The chunk's oldest sample time (its newest is {@link #lastTime}); only with samples. */
+  /**
+   * The chunk's oldest sample time (its newest is {@link #lastTime}); only with samples. Read from
+   * the chunk's first timestamp (a zig-zag varint after the header) rather than kept in a field:
+   * only lookups and queries ask, appends do not.
+   */
   protected final long xorMinTime() {
-    return chunkMinTime;
+    long u = uvarintAt(2);
+    return (u >>> 1) ^ -(u & 1);
   }
 
   /** Bytes the encoded chunk occupies so far. */
   protected final int xorSize() {
-    return chunkSamples == 0 ? 0 : sizeBytes();
+    return xorSamples() == 0 ? 0 : sizeBytes();
   }
 
   /** The buffer's capacity (memory accounting); 0 after {@link #xorRelease}. */
@@ -64,7 +72,7 @@ public abstract class XorChunkBase extends BitWriter {
 
   /** A copy of the encoded chunk as it is now, exactly {@link #xorSize()} long. */
   protected final byte[] xorBytes() {
-    return chunkSamples == 0 ? new byte[] {0, 0} : bytes();
+    return xorSamples() == 0 ? new byte[] {0, 0} : bytes();
   }
 
   /** Reads the byte the next append writes to, without the subclass's lock (see {@link BitWriter#touch}). */
@@ -74,27 +82,28 @@ public abstract class XorChunkBase extends BitWriter {
 
   /** Ends the chunk (its bytes were taken) and drops its buffer; the next append starts a new one. */
   protected final void xorRelease() {
-    chunkSamples = 0;
     release();
   }
 
   /** Appends a sample; timestamps must be increasing (the caller checks order). */
   protected final void xorAppend(long ts, double value) {
     long bits = Double.doubleToRawLongBits(value);
-    int n = chunkSamples;
+    int n = xorSamples();
     if (n == 0) {
       restart(2, INITIAL_BYTES);
       leading = (byte) 0xff;
       trailing = 0;
       writeVarint(ts);
       writeBits(bits, 64);
-      chunkMinTime = ts;
     } else if (n == 1) {
       long delta = ts - lastTime;
       writeUvarint(delta);
       writeXor(bits);
       tDelta = delta;
     } else {
+      if (n == MAX_SAMPLES) {
+        throw new IllegalStateException("a chunk holds at most " + MAX_SAMPLES + " samples (its 2-byte count)");
+      }
       long delta = ts - lastTime;
       long dod = delta - tDelta;
       if (dod == 0) {
@@ -118,7 +127,6 @@ public abstract class XorChunkBase extends BitWriter {
     lastTime = ts;
     lastBits = bits;
     n++;
-    chunkSamples = n;
     setByte(0, n >>> 8);
     setByte(1, n);
   }

@@ -1070,9 +1070,9 @@ public final class TenantHead {
 
   /**
    * Object overhead per series, as a class histogram of the head shows it ({@code bin/bench memory}
-   * with {@code -Dweir.bench.histogram=true}): MemSeries with its float head chunk's fields (120
+   * with {@code -Dweir.bench.histogram=true}): MemSeries with its float head chunk's fields (104
    * bytes), series table slots (~12 at its load), ref page slot (4) and the head chunk buffer's
    * header (16). The label bytes' array is counted with them ({@link #seriesBytes}).
    */
-  static final long SERIES_OVERHEAD_BYTES = 120 + 12 + 4 + 16;
+  static final long SERIES_OVERHEAD_BYTES = 104 + 12 + 4 + 16;
 }

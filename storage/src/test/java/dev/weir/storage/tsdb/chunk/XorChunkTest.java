@@ -18,6 +18,10 @@ class XorChunkTest {
     XorAppender app = new XorAppender();
     for (int i = 0; i < ts.length; i++) {
       app.append(ts[i], vs[i]);
+      // The count and the oldest time are read from the chunk's own bytes (no fields for them).
+      assertThat(app.numSamples()).isEqualTo(i + 1);
+      assertThat(app.minTime()).isEqualTo(ts[0]);
+      assertThat(app.maxTime()).isEqualTo(ts[i]);
     }
     byte[] bytes = app.bytes();
     assertThat(XorIterator.numSamples(bytes)).isEqualTo(ts.length);
@@ -125,6 +129,26 @@ class XorChunkTest {
   void equalTimestampsRoundTrip() {
     // The head never appends equal timestamps, but a decoder must cope with a zero delta.
     assertRoundTrip(new long[] {5, 5, 5, 6}, new double[] {1, 2, 3, 4});
+  }
+
+  @Test
+  void aChunkTakesAtMostItsTwoByteCountOfSamples() {
+    XorAppender app = new XorAppender();
+    for (int i = 0; i < XorChunkBase.MAX_SAMPLES; i++) {
+      app.append(i * 15_000L - 7_000_000L, i % 7);
+    }
+    assertThat(app.numSamples()).isEqualTo(65_535);
+    assertThat(app.minTime()).isEqualTo(-7_000_000L);
+    assertThatThrownBy(() -> app.append(Long.MAX_VALUE / 4, 1))
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("at most 65535 samples");
+    assertThat(app.numSamples()).as("the full chunk is intact").isEqualTo(65_535);
+    XorIterator it = new XorIterator(app.bytes());
+    int n = 0;
+    while (it.next()) {
+      assertThat(it.timestamp()).isEqualTo(n * 15_000L - 7_000_000L);
+      n++;
+    }
+    assertThat(n).isEqualTo(65_535);
   }
 
   @Test
