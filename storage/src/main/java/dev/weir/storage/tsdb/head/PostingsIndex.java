@@ -57,7 +57,7 @@ final class PostingsIndex implements PostingsSource {
             : Arrays.copyOfRange(c.nameArray(), c.nameOffset(), c.nameOffset() + c.nameLength());
         values = index.computeIfAbsent(name, k -> new ValueMap(nameBytes, nameId));
       }
-      addPair(values, w, c.valueOff, c.valueLen, s);
+      addPair(values, c.valueArray(), c.valueOffset(), c.valueLength(), s);
     }
     listBytes.addAndGet(all.add(s.ref()));
   }

@@ -6,13 +6,19 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The form in which a head series keeps its labels: per label, in the labels' order (sorted by
- * name), its name as a number in the process' dictionary of names ({@link LabelNames}) and its
- * value's bytes:
+ * name), its name as a number in the process' dictionary of names ({@link LabelNames}), then its
+ * value as a number in the dictionary of values ({@link LabelValues}) or as its bytes:
  *
  * <pre>
- *   varint(id + 1)  varint(value length)  value      a name in the dictionary
- *   0  varint(name length)  name  varint(value length)  value      any other name
+ *   varint(id + 1)              a name in the dictionary
+ *   0  varint(name length)  name      any other name
+ * then
+ *   varint(2 * value id + 1)    a value in the dictionary
+ *   varint(2 * value length)  value      any other value
  * </pre>
+ *
+ * <p>A value that many series share (a metric name, a job, a bucket bound) is then one to three
+ * bytes per series instead of its text: about 60 bytes per series for the benchmark's label sets.
  *
  * <p>At ten labels that is about 110 bytes less per series than the canonical protobuf encoding
  * ({@link Labels#withWireEncoding}) it replaced: six bytes of framing per label become two, and a
@@ -34,14 +40,21 @@ public final class CompactLabels {
   public static byte[] fromCanonical(byte[] canonical, int @Nullable [] recent) {
     Labels.WireCursor c = new Labels.WireCursor(canonical);
     int size = 0;
-    for (int k = 0; c.next(); k++) {
+    int[] values = new int[16];
+    int k = 0;
+    for (; c.next(); k++) {
       int id = nameId(canonical, c.nameOff, c.nameLen, recent, k);
-      size += (id >= 0 ? varintSize(id + 1) : 1 + varintSize(c.nameLen) + c.nameLen) + varintSize(c.valueLen) + c.valueLen;
+      int vid = LabelValues.id(id, canonical, c.valueOff, c.valueLen);
+      if (k == values.length) {
+        values = Arrays.copyOf(values, 2 * k);
+      }
+      values[k] = vid;
+      size += (id >= 0 ? varintSize(id + 1) : 1 + varintSize(c.nameLen) + c.nameLen) + valueSize(vid, c.valueLen);
     }
     byte[] out = new byte[size];
     c = new Labels.WireCursor(canonical);
     int p = 0;
-    for (int k = 0; c.next(); k++) {
+    for (k = 0; c.next(); k++) {
       // The first pass left each position's number in recent (no array of them per series); past
       // its end, or without it, the dictionary answers again (a name once in it stays).
       int id = recent != null && k < recent.length ? recent[k] - 1 : LabelNames.id(canonical, c.nameOff, c.nameLen);
@@ -51,9 +64,24 @@ public final class CompactLabels {
         out[p++] = 0;
         p = bytes(out, p, canonical, c.nameOff, c.nameLen);
       }
-      p = bytes(out, p, canonical, c.valueOff, c.valueLen);
+      p = value(out, p, values[k], canonical, c.valueOff, c.valueLen);
     }
     return out;
+  }
+
+  /** Bytes of a value's part: its number ({@code vid} ≥ 0) or its length and bytes. */
+  public static int valueSize(int vid, int len) {
+    return vid >= 0 ? varintSize(2 * vid + 1) : varintSize(2 * len) + len;
+  }
+
+  /** Writes a value's part at {@code p} (see {@link #valueSize}); returns the position after it. */
+  public static int value(byte[] out, int p, int vid, byte[] src, int off, int len) {
+    if (vid >= 0) {
+      return varint(out, p, 2 * vid + 1);
+    }
+    p = varint(out, p, 2 * len);
+    System.arraycopy(src, off, out, p, len);
+    return p + len;
   }
 
   /**
@@ -91,7 +119,7 @@ public final class CompactLabels {
     Cursor c = new Cursor(compact);
     int size = 0;
     while (c.next()) {
-      int inner = Labels.wireFieldSize(c.nameLength()) + Labels.wireFieldSize(c.valueLen);
+      int inner = Labels.wireFieldSize(c.nameLength()) + Labels.wireFieldSize(c.valueLength());
       size += 1 + varintSize(inner) + inner;
     }
     byte[] out = new byte[size];
@@ -99,19 +127,20 @@ public final class CompactLabels {
     int p = 0;
     while (c.next()) {
       int nameLen = c.nameLength();
+      int valueLen = c.valueLength();
       out[p++] = 0x0a;
-      p = varint(out, p, Labels.wireFieldSize(nameLen) + Labels.wireFieldSize(c.valueLen));
+      p = varint(out, p, Labels.wireFieldSize(nameLen) + Labels.wireFieldSize(valueLen));
       if (nameLen > 0) {
         out[p++] = 0x0a;
         p = varint(out, p, nameLen);
         System.arraycopy(c.nameArray(), c.nameOffset(), out, p, nameLen);
         p += nameLen;
       }
-      if (c.valueLen > 0) {
+      if (valueLen > 0) {
         out[p++] = 0x12;
-        p = varint(out, p, c.valueLen);
-        System.arraycopy(compact, c.valueOff, out, p, c.valueLen);
-        p += c.valueLen;
+        p = varint(out, p, valueLen);
+        System.arraycopy(c.valueArray(), c.valueOffset(), out, p, valueLen);
+        p += valueLen;
       }
     }
     return out;
@@ -217,11 +246,19 @@ public final class CompactLabels {
         }
         p += len;
       }
-      int len = compact[p];
-      if (len < 0) {
-        len = readVarint(compact, p);
+      int v = compact[p];
+      if (v < 0) {
+        v = readVarint(compact, p);
       }
-      p += varintSize(len);
+      p += varintSize(v);
+      if ((v & 1) != 0) {
+        byte[] value = LabelValues.bytes(v >>> 1);
+        if (value.length != valueLen || !same(value, 0, canonical, valueOff, valueLen)) {
+          return false;
+        }
+        continue;
+      }
+      int len = v >>> 1;
       if (len != valueLen || !same(compact, p, canonical, valueOff, len)) {
         return false;
       }
@@ -327,8 +364,9 @@ public final class CompactLabels {
   /**
    * Walks compact labels label by label: after each {@link #next()} that returned true, the name
    * is {@link #name()} (or its bytes, {@link #nameArray()} from {@link #nameOffset()} for
-   * {@link #nameLength()} bytes) and the value the range {@code [valueOff, valueOff + valueLen)}
-   * of the compact bytes. Trusts its input: only encodings this class made.
+   * {@link #nameLength()} bytes) and the value {@link #value()} (or its bytes, {@link #valueArray()}
+   * from {@link #valueOffset()} for {@link #valueLength()}: the compact bytes' or the value
+   * dictionary's). Trusts its input: only encodings this class made.
    */
   public static final class Cursor {
     private final byte[] b;
@@ -337,8 +375,9 @@ public final class CompactLabels {
     public int nameId;
     private int nameOff;
     private int nameLen;
-    public int valueOff;
-    public int valueLen;
+    private byte @Nullable [] valueArray;
+    private int valueOff;
+    private int valueLen;
 
     public Cursor(byte[] compact) {
       this.b = compact;
@@ -357,9 +396,17 @@ public final class CompactLabels {
         nameOff = p;
         p += nameLen;
       }
-      valueLen = varint();
-      valueOff = p;
-      p += valueLen;
+      int v = varint();
+      if ((v & 1) != 0) {
+        valueArray = LabelValues.bytes(v >>> 1);
+        valueOff = 0;
+        valueLen = valueArray.length;
+      } else {
+        valueArray = b;
+        valueLen = v >>> 1;
+        valueOff = p;
+        p += valueLen;
+      }
       return true;
     }
 
@@ -368,7 +415,24 @@ public final class CompactLabels {
     }
 
     public String value() {
-      return valueLen == 0 ? "" : new String(b, valueOff, valueLen, StandardCharsets.UTF_8);
+      return valueLen == 0 ? "" : new String(valueArray(), valueOff, valueLen, StandardCharsets.UTF_8);
+    }
+
+    /** The array the value's bytes are in: the dictionary's or the compact labels'. */
+    public byte[] valueArray() {
+      byte[] a = valueArray;
+      if (a == null) {
+        throw new IllegalStateException("no label: next() first");
+      }
+      return a;
+    }
+
+    public int valueOffset() {
+      return valueOff;
+    }
+
+    public int valueLength() {
+      return valueLen;
     }
 
     /** The array the name's bytes are in: the dictionary's or the compact labels'. */
@@ -392,7 +456,7 @@ public final class CompactLabels {
 
     /** Whether the value is {@code o[off, off + len)}. */
     public boolean valueEquals(byte[] o, int off, int len) {
-      return valueLen == len && Arrays.equals(b, valueOff, valueOff + len, o, off, off + len);
+      return valueLen == len && Arrays.equals(valueArray(), valueOff, valueOff + len, o, off, off + len);
     }
 
     private int varint() {

@@ -2,6 +2,7 @@ package dev.weir.storage.tsdb.wal;
 
 import dev.weir.storage.tsdb.labels.CompactLabels;
 import dev.weir.storage.tsdb.labels.LabelNames;
+import dev.weir.storage.tsdb.labels.LabelValues;
 import dev.weir.storage.tsdb.labels.Labels;
 import dev.weir.storage.util.AsciiHash;
 import dev.weir.storage.util.ByteSink;
@@ -201,7 +202,7 @@ public final class WalRecords {
       CompactLabels.Cursor c = new CompactLabels.Cursor(w);
       while (c.next()) {
         body.putUvarint(c.nameLength()).put(c.nameArray(), c.nameOffset(), c.nameLength());
-        body.putUvarint(c.valueLen).put(w, c.valueOff, c.valueLen);
+        body.putUvarint(c.valueLength()).put(c.valueArray(), c.valueOffset(), c.valueLength());
       }
     });
   }
@@ -297,7 +298,7 @@ public final class WalRecords {
     switch (type) {
       case TYPE_SERIES -> {
         boolean encoded = v.acceptsEncodedSeries();
-        int[] scratch = encoded ? new int[64] : null;
+        int[] scratch = encoded ? new int[96] : null;
         int[] recent = encoded ? new int[16] : null; // name numbers by label position, for the next series
         while (in.remaining() > 0) {
           int ref = ref(in.be64());
@@ -367,7 +368,10 @@ public final class WalRecords {
       throw new IllegalStateException("implausible label count " + numLabels);
     }
     int strings = 2 * numLabels;
-    int[] pos = scratch.length >= 2 * strings + 1 ? scratch : new int[2 * strings + 1];
+    // Per label four ints (name offset or number, name length, value offset, value length) from
+    // 1, then its value's number in the value dictionary after them.
+    int vids = 2 * strings + 1;
+    int[] pos = scratch.length >= vids + numLabels ? scratch : new int[vids + numLabels];
     for (int j = 0; j < strings; j++) {
       long n = in.uvarint();
       if (n > buf.remaining()) {
@@ -405,8 +409,19 @@ public final class WalRecords {
         id = -1;
       }
       pos[1 + 4 * k] = id < 0 ? nameOff : -1 - id; // the name's number, or its offset when in full
+      int vid;
+      if (id < 0 || valueLen > LabelValues.MAX_VALUE_BYTES) {
+        vid = -1;
+      } else if (array != null) {
+        vid = LabelValues.id(id, array, base + pos[3 + 4 * k], valueLen);
+      } else {
+        byte[] v = new byte[valueLen];
+        buf.get(pos[3 + 4 * k], v, 0, valueLen);
+        vid = LabelValues.id(id, v, 0, valueLen);
+      }
+      pos[vids + k] = vid;
       total += (id >= 0 ? Labels.varintSize(id + 1) : 1 + Labels.varintSize(nameLen) + nameLen)
-          + Labels.varintSize(valueLen) + valueLen;
+          + CompactLabels.valueSize(vid, valueLen);
     }
     byte[] out = new byte[total];
     int p = 0;
@@ -422,9 +437,14 @@ public final class WalRecords {
         p += nameLen;
       }
       int valueLen = pos[4 + 4 * k];
-      p = Labels.varint(out, p, valueLen);
-      buf.get(pos[3 + 4 * k], out, p, valueLen);
-      p += valueLen;
+      int vid = pos[vids + k];
+      if (vid >= 0) {
+        p = Labels.varint(out, p, 2 * vid + 1);
+      } else {
+        p = Labels.varint(out, p, 2 * valueLen);
+        buf.get(pos[3 + 4 * k], out, p, valueLen);
+        p += valueLen;
+      }
     }
     scratch[0] = hash;
     return out;

@@ -3,6 +3,7 @@ package dev.weir.storage.tsdb.head;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.weir.storage.tsdb.labels.LabelValues;
 import dev.weir.storage.tsdb.labels.Labels;
 import dev.weir.storage.tsdb.labels.Matcher;
 import java.util.ArrayList;
@@ -451,16 +452,20 @@ class TenantHeadTest {
     TenantHead h = new TenantHead("t", new HeadConfig(7_200_000L, 120), HeadOptions.inMemory(wall::get));
     h.beginReplay();
     Labels[] created = new Labels[21];
+    // Values longer than the value dictionary takes, so each series keeps its own in full.
+    String pad = "-" + "x".repeat(LabelValues.MAX_VALUE_BYTES);
     for (int ref = 1; ref <= 20; ref++) {
-      created[ref] = Labels.of("__name__", "m", "i", "s" + ref);
+      created[ref] = Labels.of("__name__", "m", "i", "s" + ref + pad);
       h.replaySeries(ref, created[ref]);
       h.replaySample(ref, 1000, ref);
     }
     // The fault: series 15's label bytes, which the index is built from, say that its last value
-    // ("s15", the last three bytes) runs 100 bytes past their end, so adding it to the index throws.
+    // runs thousands of bytes past their end, so adding it to the index throws. Its length is a
+    // two-byte varint of twice the length, just before the value.
     byte[] damaged = h.byRef(15).labelBytes();
-    assertThat(damaged[damaged.length - 4]).as("the length of \"s15\"").isEqualTo((byte) 3);
-    damaged[damaged.length - 4] = 100;
+    int len = ("s15" + pad).length();
+    assertThat(damaged[damaged.length - len - 1]).as("the length's second byte").isEqualTo((byte) ((2 * len) >>> 7));
+    damaged[damaged.length - len - 1] = 100;
     HeldExecutor builder = new HeldExecutor();
     h.finishReplay(builder, 1);
     assertThat(h.indexFailure()).as("still building").isNull();

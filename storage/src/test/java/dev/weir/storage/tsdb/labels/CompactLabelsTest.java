@@ -69,19 +69,38 @@ class CompactLabelsTest {
 
   @Test
   void isSmallerThanTheCanonicalEncoding() {
-    Labels l = Labels.of("__name__", "http_requests_total", "cluster", "prod-eu-1", "container", "app-3",
-        "instance", "10.0.3.7:9100", "job", "kubernetes-pods-3", "namespace", "team-7", "pod", "app-3-x8a7c",
-        "series_id", "12345", "method", "GET", "status_code", "200");
+    // Names of this test only (the dictionaries are the process', and other tests fill theirs).
+    Labels l = Labels.of("cl_size_name", "http_requests_total", "cl_size_cluster", "prod-eu-1",
+        "cl_size_container", "app-3", "cl_size_instance", "10.0.3.7:9100", "cl_size_job", "kubernetes-pods-3",
+        "cl_size_namespace", "team-7", "cl_size_pod", "app-3-x8a7c", "cl_size_series", "12345",
+        "cl_size_method", "GET", "cl_size_status", "200");
     byte[] canonical = l.encoded().wireEncoding();
     byte[] compact = CompactLabels.fromCanonical(canonical, null);
-    // 10 labels: 6 framing bytes and the name each in the canonical form; here the name's number
-    // (one byte, or two past the dictionary's 127th name), the value's length and the value.
     int values = 0;
     for (int k = 0; k < l.size(); k++) {
       values += l.value(k).length();
     }
+    // 10 labels: 6 framing bytes and the name each in the canonical form; here the name's number
+    // (one or two bytes) and the value's (one to three): no text at all.
     assertThat(canonical).hasSize(values + String.join("", l.names()).length() + 6 * l.size());
-    assertThat(compact.length).isBetween(values + 2 * l.size(), values + 3 * l.size());
+    assertThat(compact.length).isBetween(2 * l.size(), 5 * l.size());
+    assertThat(CompactLabels.toCanonical(compact)).isEqualTo(canonical);
+    assertThat(CompactLabels.fromCanonical(canonical, null)).as("one form per label set").isEqualTo(compact);
+
+    // Values past LabelValues.MAX_VALUE_BYTES stay in full: the name's number, a two-byte length
+    // (twice the length, as a varint) and the bytes.
+    String[] longPairs = l.pairsUnsafe().clone();
+    for (int k = 1; k < longPairs.length; k += 2) {
+      longPairs[k] = longPairs[k] + "-" + "v".repeat(LabelValues.MAX_VALUE_BYTES);
+    }
+    Labels longer = Labels.of(longPairs);
+    int longValues = 0;
+    for (int k = 0; k < longer.size(); k++) {
+      longValues += longer.value(k).length();
+    }
+    byte[] longCompact = CompactLabels.fromCanonical(longer.encoded().wireEncoding(), null);
+    assertThat(longCompact.length).isBetween(longValues + 3 * l.size(), longValues + 4 * l.size());
+    assertThat(CompactLabels.toCanonical(longCompact)).isEqualTo(longer.encoded().wireEncoding());
   }
 
   /** Other labels, a prefix, an extra label, one changed byte: never equal; damaged bytes never throw. */
