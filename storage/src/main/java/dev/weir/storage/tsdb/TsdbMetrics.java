@@ -43,6 +43,20 @@ public final class TsdbMetrics {
     earlyCompactionsSkipped = Counter.builder("weir.tsdb.early.head.compactions.skipped")
         .description("Checks that found the heads over the early compaction threshold with nothing worth compacting"
             + " (what they hold is younger than the out-of-bounds limit).").register(r);
+    io.micrometer.core.instrument.Gauge.builder("weir.tsdb.label.dictionary.entries",
+            dev.weir.storage.tsdb.labels.LabelNames::size)
+        .tag("kind", "names")
+        .description("Label names (kind=names) or values (kind=values) the process' dictionaries hold, which head"
+            + " series store as numbers (at most 16,383 names and 131,072 values; never forgotten).").register(r);
+    io.micrometer.core.instrument.Gauge.builder("weir.tsdb.label.dictionary.entries",
+            dev.weir.storage.tsdb.labels.LabelValues::size)
+        .tag("kind", "values")
+        .description("Label names (kind=names) or values (kind=values) the process' dictionaries hold, which head"
+            + " series store as numbers (at most 16,383 names and 131,072 values; never forgotten).").register(r);
+    io.micrometer.core.instrument.Gauge.builder("weir.tsdb.label.value.dictionary.bytes",
+            dev.weir.storage.tsdb.labels.LabelValues::bytesEstimate)
+        .description("Estimated heap bytes of the process' label value dictionary (tables and values).")
+        .baseUnit("bytes").register(r);
   }
 
   public static TsdbMetrics noop() {

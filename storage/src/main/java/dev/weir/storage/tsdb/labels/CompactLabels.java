@@ -40,33 +40,55 @@ public final class CompactLabels {
   public static byte[] fromCanonical(byte[] canonical, int @Nullable [] recent) {
     Labels.WireCursor c = new Labels.WireCursor(canonical);
     int size = 0;
-    int[] values = new int[16];
+    // Per label its name's number and its value's, found once: the second pass must write what
+    // the first one sized (a dictionary filling up meanwhile must not change an answer).
+    int[] ids = new int[32];
     int k = 0;
     for (; c.next(); k++) {
       int id = nameId(canonical, c.nameOff, c.nameLen, recent, k);
       int vid = LabelValues.id(id, canonical, c.valueOff, c.valueLen);
-      if (k == values.length) {
-        values = Arrays.copyOf(values, 2 * k);
+      if (2 * k + 1 >= ids.length) {
+        ids = Arrays.copyOf(ids, 2 * ids.length);
       }
-      values[k] = vid;
+      ids[2 * k] = id;
+      ids[2 * k + 1] = vid;
       size += (id >= 0 ? varintSize(id + 1) : 1 + varintSize(c.nameLen) + c.nameLen) + valueSize(vid, c.valueLen);
     }
     byte[] out = new byte[size];
     c = new Labels.WireCursor(canonical);
     int p = 0;
     for (k = 0; c.next(); k++) {
-      // The first pass left each position's number in recent (no array of them per series); past
-      // its end, or without it, the dictionary answers again (a name once in it stays).
-      int id = recent != null && k < recent.length ? recent[k] - 1 : LabelNames.id(canonical, c.nameOff, c.nameLen);
+      int id = ids[2 * k];
       if (id >= 0) {
         p = varint(out, p, id + 1);
       } else {
         out[p++] = 0;
         p = bytes(out, p, canonical, c.nameOff, c.nameLen);
       }
-      p = value(out, p, values[k], canonical, c.valueOff, c.valueLen);
+      p = value(out, p, ids[2 * k + 1], canonical, c.valueOff, c.valueLen);
     }
     return out;
+  }
+
+  /**
+   * Whether two compact forms hold the same labels, label by label (names and values compared as
+   * bytes wherever they are kept). Equal arrays always do; this also answers for two forms of the
+   * same labels made differently, which one process does not make, as a safeguard for lookups
+   * that compare forms.
+   */
+  public static boolean sameLabels(byte[] a, byte[] b) {
+    Cursor x = new Cursor(a);
+    Cursor y = new Cursor(b);
+    while (x.next()) {
+      if (!y.next()) {
+        return false;
+      }
+      if (!y.nameEquals(x.nameArray(), x.nameOffset(), x.nameLength())
+          || !y.valueEquals(x.valueArray(), x.valueOffset(), x.valueLength())) {
+        return false;
+      }
+    }
+    return !y.next();
   }
 
   /** Bytes of a value's part: its number ({@code vid} ≥ 0) or its length and bytes. */

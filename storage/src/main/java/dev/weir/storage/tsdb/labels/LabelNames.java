@@ -58,7 +58,9 @@ public final class LabelNames {
       return found;
     }
     if (full) {
-      return -1;
+      // Full since the miss: the name may have been the last one added, by another thread (its
+      // slot is published before full is set). Look again, so that a name has one answer.
+      return find(b, off, len, h);
     }
     synchronized (lock) {
       found = find(b, off, len, h);
@@ -66,7 +68,6 @@ public final class LabelNames {
         return found;
       }
       int id = count++;
-      full = count == MAX_NAMES;
       byte[] name = Arrays.copyOfRange(b, off, off + len);
       BYTES.setRelease(bytes, id, name);
       STRINGS.setRelease(strings, id, new String(name, StandardCharsets.UTF_8));
@@ -76,6 +77,7 @@ public final class LabelNames {
         i = (i + 1) & mask;
       }
       SLOTS.setRelease(slots, i, id + 1);
+      full = count == MAX_NAMES; // after the slot: a thread that sees full finds every name
       return id;
     }
   }

@@ -23,7 +23,9 @@ public interface SeriesKey {
    * process: equal labels have equal forms) and their {@link Labels#hashCode()}.
    */
   static SeriesKey ofCompact(byte[] compact, int hash) {
-    return of(hash, other -> java.util.Arrays.equals(compact, other));
+    // Equal labels have equal forms in one process; the label-by-label comparison (only reached
+    // for another series of the same hash) keeps that a safeguard rather than a precondition.
+    return of(hash, other -> java.util.Arrays.equals(compact, other) || CompactLabels.sameLabels(compact, other));
   }
 
   /** The key of labels known only by their canonical encoding and their {@link Labels#hashCode()}. */

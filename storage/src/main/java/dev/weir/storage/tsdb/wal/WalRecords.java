@@ -415,9 +415,8 @@ public final class WalRecords {
       } else if (array != null) {
         vid = LabelValues.id(id, array, base + pos[3 + 4 * k], valueLen);
       } else {
-        byte[] v = new byte[valueLen];
-        buf.get(pos[3 + 4 * k], v, 0, valueLen);
-        vid = LabelValues.id(id, v, 0, valueLen);
+        buf.get(pos[3 + 4 * k], name, 0, valueLen); // the name's scratch: 128 bytes, values take at most 64
+        vid = LabelValues.id(id, name, 0, valueLen);
       }
       pos[vids + k] = vid;
       total += (id >= 0 ? Labels.varintSize(id + 1) : 1 + Labels.varintSize(nameLen) + nameLen)

@@ -74,6 +74,8 @@ class CompactLabelsTest {
         "cl_size_container", "app-3", "cl_size_instance", "10.0.3.7:9100", "cl_size_job", "kubernetes-pods-3",
         "cl_size_namespace", "team-7", "cl_size_pod", "app-3-x8a7c", "cl_size_series", "12345",
         "cl_size_method", "GET", "cl_size_status", "200");
+    org.junit.jupiter.api.Assumptions.assumeTrue(LabelValues.size() + l.size() <= LabelValues.MAX_VALUES,
+        "room for 10 values in the process' dictionary, which holds " + LabelValues.size());
     byte[] canonical = l.encoded().wireEncoding();
     byte[] compact = CompactLabels.fromCanonical(canonical, null);
     int values = 0;
@@ -101,6 +103,39 @@ class CompactLabelsTest {
     byte[] longCompact = CompactLabels.fromCanonical(longer.encoded().wireEncoding(), null);
     assertThat(longCompact.length).isBetween(longValues + 3 * l.size(), longValues + 4 * l.size());
     assertThat(CompactLabels.toCanonical(longCompact)).isEqualTo(longer.encoded().wireEncoding());
+  }
+
+  /**
+   * Two forms of the same labels (values as numbers, and in full as a process makes them for values
+   * its dictionary does not take) hold the same labels, so a lookup that compares forms still
+   * finds the series; other labels do not match.
+   */
+  @Test
+  void formsWithValuesInFullOrAsNumbersHoldTheSameLabels() {
+    Labels l = Labels.of("cl_same_a", "x", "cl_same_b", "yy", "cl_same_c", "");
+    byte[] numbered = CompactLabels.fromCanonical(l.encoded().wireEncoding(), null);
+    byte[] inFull = new byte[64];
+    int p = 0;
+    for (int k = 0; k < l.size(); k++) {
+      byte[] name = l.name(k).getBytes(StandardCharsets.UTF_8);
+      byte[] value = l.value(k).getBytes(StandardCharsets.UTF_8);
+      p = Labels.varint(inFull, p, LabelNames.id(name, 0, name.length) + 1);
+      p = CompactLabels.value(inFull, p, -1, value, 0, value.length);
+    }
+    inFull = Arrays.copyOf(inFull, p);
+    org.junit.jupiter.api.Assumptions.assumeFalse(Arrays.equals(numbered, inFull),
+        "the process' dictionary took the values (it holds " + LabelValues.size() + ")");
+    assertThat(CompactLabels.sameLabels(numbered, inFull)).isTrue();
+    assertThat(CompactLabels.sameLabels(inFull, numbered)).isTrue();
+    assertThat(CompactLabels.toCanonical(inFull)).isEqualTo(l.encoded().wireEncoding());
+    assertThat(SeriesKey.ofCompact(inFull, l.hashCode()).matches(numbered)).isTrue();
+    byte[] other = CompactLabels.fromCanonical(Labels.of("cl_same_a", "x", "cl_same_b", "yz", "cl_same_c", "")
+        .encoded().wireEncoding(), null);
+    byte[] fewer = CompactLabels.fromCanonical(Labels.of("cl_same_a", "x", "cl_same_b", "yy").encoded().wireEncoding(), null);
+    assertThat(CompactLabels.sameLabels(numbered, other)).isFalse();
+    assertThat(CompactLabels.sameLabels(inFull, fewer)).isFalse();
+    assertThat(CompactLabels.sameLabels(fewer, inFull)).isFalse();
+    assertThat(SeriesKey.ofCompact(inFull, l.hashCode()).matches(other)).isFalse();
   }
 
   /** Other labels, a prefix, an extra label, one changed byte: never equal; damaged bytes never throw. */
