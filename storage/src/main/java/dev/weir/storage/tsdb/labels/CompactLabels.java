@@ -71,6 +71,55 @@ public final class CompactLabels {
   }
 
   /**
+   * The form {@link #fromCanonical} makes for the labels of {@code compact}, whose values are all in
+   * full (a replay's reading thread makes those): each value the value dictionary takes becomes
+   * its number. {@code compact} itself when none does.
+   */
+  public static byte[] withValueNumbers(byte[] compact) {
+    Cursor c = new Cursor(compact);
+    int[] vids = null;
+    int grow = 0;
+    for (int k = 0; c.next(); k++) {
+      boolean inFull = c.valueArray == compact;
+      int vid = c.nameId < 0 || !inFull ? -1 : LabelValues.id(c.nameId, compact, c.valueOff, c.valueLen);
+      if (vid < 0) {
+        continue;
+      }
+      if (vids == null) {
+        vids = new int[Math.max(16, 2 * k + 2)];
+        Arrays.fill(vids, -1);
+      } else if (k >= vids.length) {
+        int from = vids.length;
+        vids = Arrays.copyOf(vids, Math.max(2 * from, k + 1));
+        Arrays.fill(vids, from, vids.length, -1);
+      }
+      vids[k] = vid;
+      grow += valueSize(vid, c.valueLen) - valueSize(-1, c.valueLen);
+    }
+    if (vids == null) {
+      return compact;
+    }
+    byte[] out = new byte[compact.length + grow];
+    c = new Cursor(compact);
+    int p = 0;
+    for (int k = 0; c.next(); k++) {
+      int vid = k < vids.length ? vids[k] : -1;
+      if (vid < 0) {
+        // The label as it is.
+        System.arraycopy(compact, c.labelOff, out, p, c.p - c.labelOff);
+        p += c.p - c.labelOff;
+        continue;
+      }
+      // The name part as it is (from the label's start to its value's part), then the number.
+      int nameEnd = c.valueOff - varintSize(2 * c.valueLen);
+      System.arraycopy(compact, c.labelOff, out, p, nameEnd - c.labelOff);
+      p += nameEnd - c.labelOff;
+      p = value(out, p, vid, compact, c.valueOff, c.valueLen);
+    }
+    return out;
+  }
+
+  /**
    * Whether two compact forms hold the same labels, label by label (names and values compared as
    * bytes wherever they are kept). Equal arrays always do; this also answers for two forms of the
    * same labels made differently, which one process does not make, as a safeguard for lookups
@@ -300,7 +349,7 @@ public final class CompactLabels {
    * checks and call, cost more than the comparing: whole words instead, the last one overlapping
    * the one before (no loop for up to 16 bytes).
    */
-  private static boolean same(byte[] a, int ai, byte[] b, int bi, int len) {
+  static boolean same(byte[] a, int ai, byte[] b, int bi, int len) {
     if (len >= 8) {
       for (int i = 0; i < len - 8; i += 8) {
         if ((long) LONGS.get(a, ai + i) != (long) LONGS.get(b, bi + i)) {
@@ -397,6 +446,8 @@ public final class CompactLabels {
     public int nameId;
     private int nameOff;
     private int nameLen;
+    /** Where the current label starts in the compact bytes. */
+    private int labelOff;
     private byte @Nullable [] valueArray;
     private int valueOff;
     private int valueLen;
@@ -409,6 +460,7 @@ public final class CompactLabels {
       if (p >= b.length) {
         return false;
       }
+      labelOff = p;
       int id = varint();
       if (id != 0) {
         nameId = id - 1;

@@ -2,7 +2,6 @@ package dev.weir.storage.tsdb.wal;
 
 import dev.weir.storage.tsdb.labels.CompactLabels;
 import dev.weir.storage.tsdb.labels.LabelNames;
-import dev.weir.storage.tsdb.labels.LabelValues;
 import dev.weir.storage.tsdb.labels.Labels;
 import dev.weir.storage.util.AsciiHash;
 import dev.weir.storage.util.ByteSink;
@@ -81,9 +80,11 @@ public final class WalRecords {
     }
 
     /**
-     * A series record whose labels are given in their compact form ({@link CompactLabels}: what a
-     * head series keeps, made in this process) and {@link Labels#hashCode()}; only called when
-     * {@link #acceptsEncodedSeries()}.
+     * A series record whose labels are given in their compact form ({@link CompactLabels}, made in
+     * this process) and {@link Labels#hashCode()}; only called when {@link #acceptsEncodedSeries()}.
+     * Every value is in full: what a head series keeps is {@link CompactLabels#withValueNumbers} of
+     * it, made by the visitor (a replay's applying thread, not the reading one, which is the
+     * replay's bottleneck).
      */
     default void seriesEncoded(int ref, byte[] compact, int hash) {
       series(ref, CompactLabels.decode(compact, hash));
@@ -298,7 +299,7 @@ public final class WalRecords {
     switch (type) {
       case TYPE_SERIES -> {
         boolean encoded = v.acceptsEncodedSeries();
-        int[] scratch = encoded ? new int[96] : null;
+        int[] scratch = encoded ? new int[64] : null;
         int[] recent = encoded ? new int[16] : null; // name numbers by label position, for the next series
         while (in.remaining() > 0) {
           int ref = ref(in.be64());
@@ -368,10 +369,7 @@ public final class WalRecords {
       throw new IllegalStateException("implausible label count " + numLabels);
     }
     int strings = 2 * numLabels;
-    // Per label four ints (name offset or number, name length, value offset, value length) from
-    // 1, then its value's number in the value dictionary after them.
-    int vids = 2 * strings + 1;
-    int[] pos = scratch.length >= vids + numLabels ? scratch : new int[vids + numLabels];
+    int[] pos = scratch.length >= 2 * strings + 1 ? scratch : new int[2 * strings + 1];
     for (int j = 0; j < strings; j++) {
       long n = in.uvarint();
       if (n > buf.remaining()) {
@@ -409,18 +407,8 @@ public final class WalRecords {
         id = -1;
       }
       pos[1 + 4 * k] = id < 0 ? nameOff : -1 - id; // the name's number, or its offset when in full
-      int vid;
-      if (id < 0 || valueLen > LabelValues.MAX_VALUE_BYTES) {
-        vid = -1;
-      } else if (array != null) {
-        vid = LabelValues.id(id, array, base + pos[3 + 4 * k], valueLen);
-      } else {
-        buf.get(pos[3 + 4 * k], name, 0, valueLen); // the name's scratch: 128 bytes, values take at most 64
-        vid = LabelValues.id(id, name, 0, valueLen);
-      }
-      pos[vids + k] = vid;
       total += (id >= 0 ? Labels.varintSize(id + 1) : 1 + Labels.varintSize(nameLen) + nameLen)
-          + CompactLabels.valueSize(vid, valueLen);
+          + CompactLabels.valueSize(-1, valueLen);
     }
     byte[] out = new byte[total];
     int p = 0;
@@ -436,14 +424,9 @@ public final class WalRecords {
         p += nameLen;
       }
       int valueLen = pos[4 + 4 * k];
-      int vid = pos[vids + k];
-      if (vid >= 0) {
-        p = Labels.varint(out, p, 2 * vid + 1);
-      } else {
-        p = Labels.varint(out, p, 2 * valueLen);
-        buf.get(pos[3 + 4 * k], out, p, valueLen);
-        p += valueLen;
-      }
+      p = Labels.varint(out, p, 2 * valueLen);
+      buf.get(pos[3 + 4 * k], out, p, valueLen);
+      p += valueLen;
     }
     scratch[0] = hash;
     return out;

@@ -138,6 +138,37 @@ class CompactLabelsTest {
     assertThat(SeriesKey.ofCompact(inFull, l.hashCode()).matches(other)).isFalse();
   }
 
+  /** Values in full (a replay reads them so) become the numbers fromCanonical gives, whatever the mix. */
+  @Test
+  void valuesInFullGetTheNumbersOfTheFormAHeadKeeps() {
+    Random r = new Random(13);
+    for (int i = 0; i < 2_000; i++) {
+      Labels l = random(r);
+      byte[] canonical = l.encoded().wireEncoding();
+      byte[] inFull = new byte[canonical.length + 16];
+      int p = 0;
+      for (int k = 0; k < l.size(); k++) {
+        byte[] name = l.name(k).getBytes(StandardCharsets.UTF_8);
+        byte[] value = l.value(k).getBytes(StandardCharsets.UTF_8);
+        int id = LabelNames.id(name, 0, name.length);
+        if (id >= 0) {
+          p = Labels.varint(inFull, p, id + 1);
+        } else {
+          inFull[p++] = 0;
+          p = Labels.varint(inFull, p, name.length);
+          System.arraycopy(name, 0, inFull, p, name.length);
+          p += name.length;
+        }
+        p = CompactLabels.value(inFull, p, -1, value, 0, value.length);
+      }
+      inFull = Arrays.copyOf(inFull, p);
+      byte[] numbered = CompactLabels.withValueNumbers(inFull);
+      assertThat(numbered).isEqualTo(CompactLabels.fromCanonical(canonical, null));
+      assertThat(CompactLabels.withValueNumbers(numbered)).as("numbers stay").isEqualTo(numbered);
+      assertThat(CompactLabels.toCanonical(numbered)).isEqualTo(canonical);
+    }
+  }
+
   /** Other labels, a prefix, an extra label, one changed byte: never equal; damaged bytes never throw. */
   @Test
   void otherLabelsAndDamagedBytesAreNotEqual() {

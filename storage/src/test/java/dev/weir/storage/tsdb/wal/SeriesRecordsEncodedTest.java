@@ -82,8 +82,10 @@ class SeriesRecordsEncodedTest {
           kinds[0]++;
           gotRefs.add(ref);
           Labels l = CompactLabels.decode(compact, hash);
-          assertThat(compact).as("the form a head series made from the labels keeps")
+          assertThat(CompactLabels.withValueNumbers(compact)).as("the form a head series made from the labels keeps")
               .isEqualTo(CompactLabels.fromCanonical(l.encoded().wireEncoding(), null));
+          assertThat(CompactLabels.toCanonical(compact)).as("values in full, as read")
+              .isEqualTo(l.encoded().wireEncoding());
           assertThat(hash).as("the hash Labels computes from the strings")
               .isEqualTo(Labels.ofSortedPairs(l.pairsUnsafe().clone()).hashCode());
           got.add(l);
