@@ -131,8 +131,8 @@ public final class TenantDb {
 
       @Override
       public void seriesEncoded(int ref, byte[] compact, int hash) {
-        // Values become numbers here, on the applying thread (the reading one is the bottleneck).
-        head.replaySeries(ref, dev.weir.storage.tsdb.labels.CompactLabels.withValueNumbers(compact), hash);
+        // Values stay in full during the replay; the index build gives them numbers afterwards.
+        head.replaySeries(ref, compact, hash);
       }
 
       @Override

@@ -26,11 +26,23 @@ public final class MemSeries extends XorChunkBase {
   static final long WALL_EPOCH_SECOND = 1_577_836_800L;
 
   /**
-   * The labels in {@link CompactLabels}' form only (names as numbers of the process' name
-   * dictionary, values as bytes): the strings live once in the head's postings, so a series keeps
-   * no {@code String[]} or {@link Labels} of its own; {@link #labels()} decodes.
+   * The labels in {@link CompactLabels}' form only (names and shared values as numbers of the
+   * process' dictionaries): the strings live once in the head's postings and the dictionaries, so
+   * a series keeps no {@code String[]} or {@link Labels} of its own; {@link #labels()} decodes.
+   * Replaced once, by a form of the same labels with value numbers ({@link #numberValues}), for a
+   * series a WAL replay made; read through {@link #labelBytes()} (acquire: the new array's bytes
+   * are visible with it).
    */
-  private final byte[] labelBytes;
+  private byte[] labelBytes;
+  private static final java.lang.invoke.VarHandle LABEL_BYTES;
+
+  static {
+    try {
+      LABEL_BYTES = java.lang.invoke.MethodHandles.lookup().findVarHandle(MemSeries.class, "labelBytes", byte[].class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
   /** {@link Labels#hashCode()} of the labels. */
   private final int labelsHash;
   private final int ref;
@@ -150,12 +162,27 @@ public final class MemSeries extends XorChunkBase {
    * for queries, messages and blocks, not for loops over every series of a write path.
    */
   public Labels labels() {
-    return CompactLabels.decode(labelBytes, labelsHash);
+    return CompactLabels.decode(labelBytes(), labelsHash);
   }
 
   /** The labels in {@link CompactLabels}' form, what lookups compare; callers must not modify it. */
   byte[] labelBytes() {
-    return labelBytes;
+    return (byte[]) LABEL_BYTES.getAcquire(this);
+  }
+
+  /**
+   * Gives the series the form of its labels with value numbers ({@link
+   * CompactLabels#withValueNumbers}) when it has values in full that the value dictionary takes: a
+   * WAL replay makes series with every value in full (numbering them there would slow the replay
+   * by ~15 %), and the index build that follows it calls this. Readers see either form, both of
+   * the same labels. One caller at a time per series.
+   */
+  void numberValues() {
+    byte[] w = labelBytes();
+    byte[] numbered = CompactLabels.withValueNumbers(w);
+    if (numbered != w) {
+      LABEL_BYTES.setRelease(this, numbered);
+    }
   }
 
   int labelsHash() {
@@ -164,12 +191,12 @@ public final class MemSeries extends XorChunkBase {
 
   /** The number of labels. */
   int labelCount() {
-    return CompactLabels.count(labelBytes);
+    return CompactLabels.count(labelBytes());
   }
 
   /** The value of one label ({@code name} as UTF-8), or null; decodes only that value. */
   @Nullable String labelValue(byte[] name) {
-    return CompactLabels.value(labelBytes, name);
+    return CompactLabels.value(labelBytes(), name);
   }
 
   /**
@@ -177,7 +204,7 @@ public final class MemSeries extends XorChunkBase {
    * the lock: {@link SeriesMap#warm} loads what a lookup and an append will touch, ahead of them.
    */
   int warm() {
-    byte[] w = labelBytes;
+    byte[] w = labelBytes();
     int x = labelsHash;
     for (int i = 0; i < w.length; i += 64) {
       x += w[i];

@@ -2,6 +2,7 @@ package dev.weir.storage.tsdb.head;
 
 import dev.weir.storage.tsdb.labels.Labels;
 import dev.weir.storage.tsdb.labels.SeriesKey;
+import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.List;
@@ -14,8 +15,10 @@ import org.jspecify.annotations.Nullable;
  * series with the table).
  *
  * <p>Thread-safety: {@link #put} and {@link #remove} are called by one writer at a time (the
- * head's create lock). {@link #get} and {@link #snapshot} are lock-free: a series' labels are
- * final, a grown table is published whole through a volatile field and never written again, and
+ * head's create lock). {@link #get} and {@link #snapshot} are lock-free: a slot is written with a
+ * release store and read with an acquire load (a series' label bytes are not final: a replayed
+ * series gets its value numbers later, {@link MemSeries#numberValues}), a grown table is published
+ * whole through a volatile field and never written again, and
  * every probe run ends in an empty slot because the load stays at most one half. A removal moves
  * later entries of its probe run back, so a reader racing with it could miss a present series:
  * removals bump a sequence number before and after (odd while one is under way, as a seqlock),
@@ -23,6 +26,7 @@ import org.jspecify.annotations.Nullable;
  */
 final class SeriesMap {
   private static final int MIN_CAPACITY = 64;
+  private static final VarHandle SLOTS = MethodHandles.arrayElementVarHandle(MemSeries[].class);
 
   private volatile MemSeries[] table = new MemSeries[MIN_CAPACITY];
   private volatile int size;
@@ -62,7 +66,7 @@ final class SeriesMap {
     MemSeries[] t = table;
     int mask = t.length - 1;
     for (int i = spread(hash) & mask; ; i = (i + 1) & mask) {
-      MemSeries s = t[i];
+      MemSeries s = (MemSeries) SLOTS.getAcquire(t, i);
       if (s == null) {
         return null;
       }
@@ -78,7 +82,7 @@ final class SeriesMap {
     if ((size + 1) * 2 > t.length) {
       t = rebuilt(t, t.length * 2);
     }
-    t[freeSlot(t, s.labelsHash())] = s;
+    SLOTS.setRelease(t, freeSlot(t, s.labelsHash()), s);
     // The volatile write publishes the slot to readers that read size before the table.
     size = size + 1;
   }
@@ -96,7 +100,7 @@ final class SeriesMap {
     int mask = t.length - 1;
     int sink = 0;
     for (int k = from; k < to; k++) {
-      MemSeries s = t[spread(hashOf.applyAsInt(k)) & mask];
+      MemSeries s = (MemSeries) SLOTS.getAcquire(t, spread(hashOf.applyAsInt(k)) & mask);
       if (s != null) {
         sink += s.warm();
       }
@@ -134,7 +138,7 @@ final class SeriesMap {
       int home = spread(s.labelsHash()) & mask;
       boolean homeBetween = hole <= j ? home > hole && home <= j : home > hole || home <= j;
       if (!homeBetween) {
-        t[hole] = s;
+        SLOTS.setRelease(t, hole, s);
         hole = j;
       }
     }
@@ -155,7 +159,8 @@ final class SeriesMap {
       int seq = removals;
       MemSeries[] t = table;
       List<MemSeries> out = new ArrayList<>(size);
-      for (MemSeries s : t) {
+      for (int i = 0; i < t.length; i++) {
+        MemSeries s = (MemSeries) SLOTS.getAcquire(t, i);
         if (s != null) {
           out.add(s);
         }
@@ -173,7 +178,9 @@ final class SeriesMap {
    * that may be off by the few series a concurrent removal moves (seen twice or not at all).
    */
   void forEachApproximately(java.util.function.Consumer<MemSeries> action) {
-    for (MemSeries s : table) {
+    MemSeries[] t = table;
+    for (int i = 0; i < t.length; i++) {
+      MemSeries s = (MemSeries) SLOTS.getAcquire(t, i);
       if (s != null) {
         action.accept(s);
       }

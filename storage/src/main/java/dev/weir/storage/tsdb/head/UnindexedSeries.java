@@ -28,9 +28,11 @@ final class UnindexedSeries {
     return series[i];
   }
 
-  /** Adds series {@code i} to {@code postings}. */
+  /** Gives series {@code i} its value numbers ({@link MemSeries#numberValues}) and adds it to {@code postings}. */
   void index(int i, PostingsIndex postings) {
-    postings.add(series[i]);
+    MemSeries s = series[i];
+    s.numberValues();
+    postings.add(s);
   }
 
   /** Orders the series by ref (as the postings need them) and keeps those {@code keep} accepts. */

@@ -82,9 +82,8 @@ public final class WalRecords {
     /**
      * A series record whose labels are given in their compact form ({@link CompactLabels}, made in
      * this process) and {@link Labels#hashCode()}; only called when {@link #acceptsEncodedSeries()}.
-     * Every value is in full: what a head series keeps is {@link CompactLabels#withValueNumbers} of
-     * it, made by the visitor (a replay's applying thread, not the reading one, which is the
-     * replay's bottleneck).
+     * Every value is in full ({@link CompactLabels#withValueNumbers} gives the form with value
+     * numbers; a head does that after the replay, when it builds its index).
      */
     default void seriesEncoded(int ref, byte[] compact, int hash) {
       series(ref, CompactLabels.decode(compact, hash));

@@ -447,6 +447,59 @@ class TenantHeadTest {
     assertThat(rejected.postings().get("__name__", "m")).hasSize(30).isSorted();
   }
 
+  /** A form of {@code l} with every value in full, as a WAL replay reads it. */
+  private static byte[] valuesInFull(Labels l) {
+    byte[] out = new byte[l.encoded().wireEncoding().length + 16];
+    int p = 0;
+    for (int k = 0; k < l.size(); k++) {
+      byte[] name = l.name(k).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+      byte[] value = l.value(k).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+      p = Labels.varint(out, p, dev.weir.storage.tsdb.labels.LabelNames.id(name, 0, name.length) + 1);
+      p = dev.weir.storage.tsdb.labels.CompactLabels.value(out, p, -1, value, 0, value.length);
+    }
+    return java.util.Arrays.copyOf(out, p);
+  }
+
+  /**
+   * Replayed series keep their values in full until the index build gives them numbers; they are
+   * found by their labels before, during and after, and a second ref of the same labels (in the
+   * form with numbers, as a replay of a non-ASCII series makes) is an alias of the first.
+   */
+  @Test
+  void replayedSeriesGetTheirValueNumbersWhenTheIndexIsBuilt() {
+    TenantHead h = new TenantHead("t", new HeadConfig(7_200_000L, 120), HeadOptions.inMemory(wall::get));
+    h.beginReplay();
+    Labels[] created = new Labels[11];
+    for (int ref = 1; ref <= 10; ref++) {
+      created[ref] = Labels.of("__name__", "th_replay_metric", "th_replay_job", "api", "th_replay_i", "s" + ref);
+      byte[] inFull = valuesInFull(created[ref]);
+      h.replaySeries(ref, inFull, created[ref].hashCode());
+      h.replaySample(ref, 1000, ref);
+      assertThat(h.byRef(ref).labelBytes()).isSameAs(inFull);
+    }
+    byte[] numbered = dev.weir.storage.tsdb.labels.CompactLabels.fromCanonical(created[4].encoded().wireEncoding(), null);
+    assertThat(numbered).as("the dictionary takes these values").isNotEqualTo(valuesInFull(created[4]));
+    h.replaySeries(11, numbered, created[4].hashCode());
+    assertThat(h.byRef(11)).as("an alias, not a second series").isSameAs(h.byRef(4));
+    HeldExecutor builder = new HeldExecutor();
+    h.finishReplay(builder, 1);
+    Appender app = h.appender();
+    app.add(app.series(created[3]), 2000, 3);
+    app.commit(false);
+    assertThat(h.numSeries()).as("found by its labels while its values are in full").isEqualTo(10);
+    builder.runAll();
+    for (int ref = 1; ref <= 10; ref++) {
+      assertThat(h.byRef(ref).labelBytes()).as("series %d", ref)
+          .isEqualTo(dev.weir.storage.tsdb.labels.CompactLabels.fromCanonical(created[ref].encoded().wireEncoding(), null));
+      assertThat(h.byRef(ref).labels()).isEqualTo(created[ref]);
+    }
+    app.add(app.series(created[5]), 3000, 5);
+    app.commit(false);
+    assertThat(h.numSeries()).as("and after").isEqualTo(10);
+    assertThat(h.postings().get("th_replay_job", "api")).hasSize(10);
+    assertThat(h.postings().get("th_replay_i", "s7")).containsExactly(7);
+  }
+
   @Test
   void aFailedIndexBuildFailsQueriesWithItsCauseInsteadOfAnsweringFromAPartialIndex() {
     TenantHead h = new TenantHead("t", new HeadConfig(7_200_000L, 120), HeadOptions.inMemory(wall::get));
