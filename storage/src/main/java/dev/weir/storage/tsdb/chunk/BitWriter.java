@@ -73,7 +73,8 @@ class BitWriter {
    */
   int touch() {
     byte[] b = buf;
-    return b.length == 0 ? 0 : b[Math.min(bitLen >>> 3, b.length - 1)];
+    // Null only to a racing reader that sees the owner before its constructor's writes.
+    return b == null || b.length == 0 ? 0 : b[Math.min(bitLen >>> 3, b.length - 1)];
   }
 
   /**

@@ -204,7 +204,12 @@ public final class MemSeries extends XorChunkBase {
    * the lock: {@link SeriesMap#warm} loads what a lookup and an append will touch, ahead of them.
    */
   int warm() {
-    byte[] w = labelBytes();
+    // An opaque read: a hint needs no ordering (an acquire load could keep the caller's loop of
+    // independent loads from overlapping on weakly ordered processors); it may see no array yet.
+    byte[] w = (byte[]) LABEL_BYTES.getOpaque(this);
+    if (w == null) {
+      return 0;
+    }
     int x = labelsHash;
     for (int i = 0; i < w.length; i += 64) {
       x += w[i];

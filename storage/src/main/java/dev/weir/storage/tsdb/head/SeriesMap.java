@@ -100,7 +100,7 @@ final class SeriesMap {
     int mask = t.length - 1;
     int sink = 0;
     for (int k = from; k < to; k++) {
-      MemSeries s = (MemSeries) SLOTS.getAcquire(t, spread(hashOf.applyAsInt(k)) & mask);
+      MemSeries s = (MemSeries) SLOTS.getOpaque(t, spread(hashOf.applyAsInt(k)) & mask); // a hint: no ordering
       if (s != null) {
         sink += s.warm();
       }

@@ -620,12 +620,16 @@ public final class TenantHead {
    * A series record from the WAL read as its labels' compact form ({@link
    * dev.weir.storage.tsdb.labels.CompactLabels}, made by this process' reader) and hash (no
    * String: the postings decode the labels when they index the series). As
-   * {@link #replaySeries(int, Labels)}; the form is what the new series keeps, and equal labels
-   * have equal forms in one process (a name's number never changes), so the lookup compares
-   * arrays.
+   * {@link #replaySeries(int, Labels)}; the form is what the new series keeps until the index
+   * build gives it its value numbers ({@link MemSeries#numberValues}), or at once outside a
+   * replay. The lookup compares forms (arrays, then label by label: a series of the same labels
+   * made from {@link Labels} has its value numbers already).
    */
   public void replaySeries(int ref, byte[] compact, int hash) {
     synchronized (createLock) {
+      if (replayed == null) {
+        compact = dev.weir.storage.tsdb.labels.CompactLabels.withValueNumbers(compact); // indexed at once
+      }
       MemSeries existing = series.get(SeriesKey.ofCompact(compact, hash));
       if (existing != null) {
         if (existing.ref() != ref) {

@@ -31,7 +31,14 @@ final class UnindexedSeries {
   /** Gives series {@code i} its value numbers ({@link MemSeries#numberValues}) and adds it to {@code postings}. */
   void index(int i, PostingsIndex postings) {
     MemSeries s = series[i];
-    s.numberValues();
+    try {
+      s.numberValues();
+    } catch (RuntimeException e) {
+      // Numbers only save memory: a series whose values could not get them keeps them in full
+      // rather than failing the index (and with it the tenant's queries).
+      org.slf4j.LoggerFactory.getLogger(UnindexedSeries.class).warn(
+          "msg=\"label values of a replayed series kept in full\" ref={} err=\"{}\"", s.ref(), e.toString());
+    }
     postings.add(s);
   }
 

@@ -8,10 +8,11 @@ import java.util.Arrays;
  * The process' dictionary of label values, so that a head series stores a value that many series
  * share (a metric name, a job, a namespace, a bucket bound) as a number of up to three bytes
  * ({@link CompactLabels}) instead of its text, as {@link LabelNames} does for names. One per
- * process, shared by every tenant, and it never forgets a value: equal labels then have one form
- * in the process (a value in it is always a number, any other always in full), which lookups that
- * compare forms rely on; and a query that holds a series the head has just dropped still reads
- * its values (a number is never given to another value).
+ * process, shared by every tenant, and it never forgets a value: a value it holds is always the
+ * same number and any other is never one, so equal labels have one form in the process (but for
+ * replayed series, which keep their values in full until their head's index build numbers them);
+ * and a query that holds a series the head has just dropped still reads its values (a number is
+ * never given to another value).
  *
  * <p>What gets in is decided when a value is first seen, and never changes afterwards: a value of a
  * name in {@link LabelNames}, of at most {@link #MAX_VALUE_BYTES} bytes, while that name has fewer

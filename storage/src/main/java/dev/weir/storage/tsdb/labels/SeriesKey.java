@@ -20,11 +20,11 @@ public interface SeriesKey {
 
   /**
    * The key of labels known only by their compact form ({@link CompactLabels}, made in this
-   * process: equal labels have equal forms) and their {@link Labels#hashCode()}.
+   * process) and their {@link Labels#hashCode()}. Equal labels have two forms in one process at
+   * most (values in full, as a WAL replay reads them, or with value numbers): arrays are
+   * compared, then labels one by one (only for another series of the same hash).
    */
   static SeriesKey ofCompact(byte[] compact, int hash) {
-    // Equal labels have equal forms in one process; the label-by-label comparison (only reached
-    // for another series of the same hash) keeps that a safeguard rather than a precondition.
     return of(hash, other -> java.util.Arrays.equals(compact, other) || CompactLabels.sameLabels(compact, other));
   }
 

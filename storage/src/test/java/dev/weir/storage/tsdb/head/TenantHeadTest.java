@@ -500,6 +500,17 @@ class TenantHeadTest {
     assertThat(h.postings().get("th_replay_i", "s7")).containsExactly(7);
   }
 
+  /** Outside a replay a series record in full is indexed at once, so it gets its value numbers at once. */
+  @Test
+  void aSeriesRecordOutsideAReplayGetsItsValueNumbersAtOnce() {
+    TenantHead h = new TenantHead("t", new HeadConfig(7_200_000L, 120), HeadOptions.inMemory(wall::get));
+    Labels l = Labels.of("__name__", "th_outside_metric", "th_outside_job", "api");
+    h.replaySeries(1, valuesInFull(l), l.hashCode());
+    assertThat(h.byRef(1).labelBytes())
+        .isEqualTo(dev.weir.storage.tsdb.labels.CompactLabels.fromCanonical(l.encoded().wireEncoding(), null));
+    assertThat(h.postings().get("th_outside_job", "api")).containsExactly(1);
+  }
+
   @Test
   void aFailedIndexBuildFailsQueriesWithItsCauseInsteadOfAnsweringFromAPartialIndex() {
     TenantHead h = new TenantHead("t", new HeadConfig(7_200_000L, 120), HeadOptions.inMemory(wall::get));
