@@ -86,12 +86,8 @@ public final class CompactLabels {
         continue;
       }
       if (vids == null) {
-        vids = new int[Math.max(16, 2 * k + 2)];
+        vids = new int[count(compact)];
         Arrays.fill(vids, -1);
-      } else if (k >= vids.length) {
-        int from = vids.length;
-        vids = Arrays.copyOf(vids, Math.max(2 * from, k + 1));
-        Arrays.fill(vids, from, vids.length, -1);
       }
       vids[k] = vid;
       grow += valueSize(vid, c.valueLen) - valueSize(-1, c.valueLen);
@@ -103,7 +99,7 @@ public final class CompactLabels {
     c = new Cursor(compact);
     int p = 0;
     for (int k = 0; c.next(); k++) {
-      int vid = k < vids.length ? vids[k] : -1;
+      int vid = vids[k];
       if (vid < 0) {
         // The label as it is.
         System.arraycopy(compact, c.labelOff, out, p, c.p - c.labelOff);
