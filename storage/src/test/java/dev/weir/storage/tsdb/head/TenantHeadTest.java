@@ -3,6 +3,7 @@ package dev.weir.storage.tsdb.head;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.weir.storage.tsdb.labels.CompactForms;
 import dev.weir.storage.tsdb.labels.LabelValues;
 import dev.weir.storage.tsdb.labels.Labels;
 import dev.weir.storage.tsdb.labels.Matcher;
@@ -447,19 +448,6 @@ class TenantHeadTest {
     assertThat(rejected.postings().get("__name__", "m")).hasSize(30).isSorted();
   }
 
-  /** A form of {@code l} with every value in full, as a WAL replay reads it. */
-  private static byte[] valuesInFull(Labels l) {
-    byte[] out = new byte[l.encoded().wireEncoding().length + 16];
-    int p = 0;
-    for (int k = 0; k < l.size(); k++) {
-      byte[] name = l.name(k).getBytes(java.nio.charset.StandardCharsets.UTF_8);
-      byte[] value = l.value(k).getBytes(java.nio.charset.StandardCharsets.UTF_8);
-      p = Labels.varint(out, p, dev.weir.storage.tsdb.labels.LabelNames.id(name, 0, name.length) + 1);
-      p = dev.weir.storage.tsdb.labels.CompactLabels.value(out, p, -1, value, 0, value.length);
-    }
-    return java.util.Arrays.copyOf(out, p);
-  }
-
   /**
    * Replayed series keep their values in full until the index build gives them numbers; they are
    * found by their labels before, during and after, and a second ref of the same labels (in the
@@ -472,13 +460,13 @@ class TenantHeadTest {
     Labels[] created = new Labels[11];
     for (int ref = 1; ref <= 10; ref++) {
       created[ref] = Labels.of("__name__", "th_replay_metric", "th_replay_job", "api", "th_replay_i", "s" + ref);
-      byte[] inFull = valuesInFull(created[ref]);
+      byte[] inFull = CompactForms.valuesInFull(created[ref]);
       h.replaySeries(ref, inFull, created[ref].hashCode());
       h.replaySample(ref, 1000, ref);
       assertThat(h.byRef(ref).labelBytes()).isSameAs(inFull);
     }
     byte[] numbered = dev.weir.storage.tsdb.labels.CompactLabels.fromCanonical(created[4].encoded().wireEncoding(), null);
-    assertThat(numbered).as("the dictionary takes these values").isNotEqualTo(valuesInFull(created[4]));
+    assertThat(numbered).as("the dictionary takes these values").isNotEqualTo(CompactForms.valuesInFull(created[4]));
     h.replaySeries(11, numbered, created[4].hashCode());
     assertThat(h.byRef(11)).as("an alias, not a second series").isSameAs(h.byRef(4));
     HeldExecutor builder = new HeldExecutor();
@@ -505,7 +493,7 @@ class TenantHeadTest {
   void aSeriesRecordOutsideAReplayGetsItsValueNumbersAtOnce() {
     TenantHead h = new TenantHead("t", new HeadConfig(7_200_000L, 120), HeadOptions.inMemory(wall::get));
     Labels l = Labels.of("__name__", "th_outside_metric", "th_outside_job", "api");
-    h.replaySeries(1, valuesInFull(l), l.hashCode());
+    h.replaySeries(1, CompactForms.valuesInFull(l), l.hashCode());
     assertThat(h.byRef(1).labelBytes())
         .isEqualTo(dev.weir.storage.tsdb.labels.CompactLabels.fromCanonical(l.encoded().wireEncoding(), null));
     assertThat(h.postings().get("th_outside_job", "api")).containsExactly(1);

@@ -114,7 +114,7 @@ class CompactLabelsTest {
   void formsWithValuesInFullOrAsNumbersHoldTheSameLabels() {
     Labels l = Labels.of("cl_same_a", "x", "cl_same_b", "yy", "cl_same_c", "");
     byte[] numbered = CompactLabels.fromCanonical(l.encoded().wireEncoding(), null);
-    byte[] inFull = valuesInFull(l);
+    byte[] inFull = CompactForms.valuesInFull(l);
     org.junit.jupiter.api.Assumptions.assumeFalse(Arrays.equals(numbered, inFull),
         "the process' dictionary took the values (it holds " + LabelValues.size() + ")");
     assertThat(CompactLabels.sameLabels(numbered, inFull)).isTrue();
@@ -130,27 +130,6 @@ class CompactLabelsTest {
     assertThat(SeriesKey.ofCompact(inFull, l.hashCode()).matches(other)).isFalse();
   }
 
-  /** The compact form of {@code l} with every value in full, as a WAL replay's reading thread makes it. */
-  static byte[] valuesInFull(Labels l) {
-    byte[] out = new byte[l.encoded().wireEncoding().length + 16];
-    int p = 0;
-    for (int k = 0; k < l.size(); k++) {
-      byte[] name = l.name(k).getBytes(StandardCharsets.UTF_8);
-      byte[] value = l.value(k).getBytes(StandardCharsets.UTF_8);
-      int id = LabelNames.id(name, 0, name.length);
-      if (id >= 0) {
-        p = Labels.varint(out, p, id + 1);
-      } else {
-        out[p++] = 0;
-        p = Labels.varint(out, p, name.length);
-        System.arraycopy(name, 0, out, p, name.length);
-        p += name.length;
-      }
-      p = CompactLabels.value(out, p, -1, value, 0, value.length);
-    }
-    return Arrays.copyOf(out, p);
-  }
-
   /** Values in full (a replay reads them so) become the numbers fromCanonical gives, whatever the mix. */
   @Test
   void valuesInFullGetTheNumbersOfTheFormAHeadKeeps() {
@@ -158,7 +137,7 @@ class CompactLabelsTest {
     for (int i = 0; i < 2_000; i++) {
       Labels l = random(r);
       byte[] canonical = l.encoded().wireEncoding();
-      byte[] inFull = valuesInFull(l);
+      byte[] inFull = CompactForms.valuesInFull(l);
       byte[] numbered = CompactLabels.withValueNumbers(inFull);
       assertThat(numbered).isEqualTo(CompactLabels.fromCanonical(canonical, null));
       assertThat(CompactLabels.withValueNumbers(numbered)).as("numbers stay").isEqualTo(numbered);
